@@ -1,0 +1,3 @@
+from trawl.cli import main
+
+main()

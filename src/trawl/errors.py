@@ -1,0 +1,57 @@
+"""Every error Trawl raises on purpose, in one tree.
+
+    TrawlError
+    ├── ConfigError            a setting or the trawl.toml file is wrong
+    ├── InvalidUrl             a URL cannot be used at all
+    │   └── CredentialsInUrl   a URL carries user:password
+    ├── FetchError             one request failed; the crawl goes on
+    │   ├── BlockedAddress     the host resolves only to addresses we must not reach
+    │   └── FetchTimeout       connect or read took too long
+    ├── StoreError             the store cannot be opened or migrated
+    ├── SearchIndexError       the index cannot be opened or written
+    └── QueryError             a search request is unusable (bad page number, ...)
+
+Library errors (aiohttp, sqlite3, tantivy) are translated into this tree where
+they cross into Trawl, so callers catch one family. The HTTP status for each
+class is decided in one place: ``trawl.server.errors``.
+"""
+
+
+class TrawlError(Exception):
+    """Root of every error Trawl raises on purpose."""
+
+
+class ConfigError(TrawlError):
+    """A setting has a bad value, or trawl.toml cannot be read."""
+
+
+class InvalidUrl(TrawlError):
+    """A URL that cannot be crawled: bad syntax, scheme or host."""
+
+
+class CredentialsInUrl(InvalidUrl):
+    """A URL with user:password: refused so secrets never reach logs or the store."""
+
+
+class FetchError(TrawlError):
+    """A single request failed. Recorded against the page; never stops the crawl."""
+
+
+class BlockedAddress(FetchError):
+    """The host resolved only to private, loopback or reserved addresses."""
+
+
+class FetchTimeout(FetchError):
+    """Connecting or reading took longer than the configured timeout."""
+
+
+class StoreError(TrawlError):
+    """The store could not be opened, migrated or written."""
+
+
+class SearchIndexError(TrawlError):
+    """The search index could not be opened or written."""
+
+
+class QueryError(TrawlError):
+    """A search request is unusable as given."""

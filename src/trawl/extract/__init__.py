@@ -1,0 +1,1 @@
+"""What does this HTML document say? Text, metadata, links, language. Pure, no I/O."""

@@ -1,0 +1,36 @@
+"""A page's language: declared first (<html lang>, Content-Language), else detected.
+
+Detection uses py3langid, whose model ships inside the package: nothing is
+downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import re
+
+import py3langid
+
+MIN_WORDS_TO_DETECT = 5
+SAMPLE_CHARS = 2_000
+
+_PRIMARY = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]+)*\s*$")
+
+
+def normalise_tag(tag: str | None) -> str | None:
+    """ "da-DK" -> "da", "en_US" -> "en", "EN" -> "en"; None for anything else."""
+    if not tag:
+        return None
+    first = tag.split(",", 1)[0]
+    match = _PRIMARY.match(first)
+    return match.group(1).lower() if match else None
+
+
+def detect_language(html_lang: str | None, content_language: str | None, text: str) -> str | None:
+    declared = normalise_tag(html_lang) or normalise_tag(content_language)
+    if declared:
+        return declared
+    sample = text[:SAMPLE_CHARS]
+    if len(sample.split()) < MIN_WORDS_TO_DETECT:
+        return None
+    lang, _score = py3langid.classify(sample)
+    return str(lang)

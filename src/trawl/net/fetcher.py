@@ -1,0 +1,122 @@
+"""One HTTP request, one hop, bounded: the crawler's only door to the network.
+
+Redirects are not followed here: the crawler sees each Location and runs the
+same scope, robots and safety checks on it as on any other link. Bodies are
+read only for the content types a caller asks for, and never past a byte cap,
+so a huge or endless response costs at most ``max_bytes``. Library errors are
+translated into ``trawl.errors.FetchError`` at this boundary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Collection
+from types import TracebackType
+
+import aiohttp
+
+from trawl.errors import BlockedAddress, FetchError, FetchTimeout
+from trawl.net.addresses import Target, is_ip_literal, may_connect
+from trawl.net.resolver import ForbiddenAddress, SafeResolver
+from trawl.records import FetchResult
+from trawl.urls.identity import host_port
+
+_CHUNK = 64 * 1024
+
+
+class Fetcher:
+    """A pooled HTTP client: one connection pool shared by every request of a crawl."""
+
+    def __init__(
+        self,
+        *,
+        user_agent: str,
+        timeout: float,
+        concurrency: int,
+        host_concurrency: int,
+        allowed: frozenset[Target] = frozenset(),
+    ) -> None:
+        self._allowed = allowed
+        self._user_agent = user_agent
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=min(timeout, 10.0))
+        self._limits = (concurrency, host_concurrency)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Fetcher:
+        connector = aiohttp.TCPConnector(
+            limit=self._limits[0],
+            limit_per_host=self._limits[1],
+            resolver=SafeResolver(self._allowed),
+            ttl_dns_cache=300,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=self._timeout,
+            headers={"User-Agent": self._user_agent, "Accept-Encoding": "gzip, deflate"},
+            cookie_jar=aiohttp.DummyCookieJar(),  # a crawler keeps no session state
+            auto_decompress=True,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def get(
+        self, url: str, *, max_bytes: int, read_types: Collection[str] = ("text/html",)
+    ) -> FetchResult:
+        """GET ``url`` without following redirects.
+
+        The body is read (up to ``max_bytes``) only when the response's media
+        type is in ``read_types``, or ``read_types`` contains ``"*"``.
+        Raises FetchError when no HTTP response arrived.
+        """
+        if self._session is None:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        host, port = host_port(url)
+        # aiohttp skips the resolver for IP literals, so the policy is applied here too.
+        if is_ip_literal(host) and not may_connect(host, port, host, self._allowed):
+            raise BlockedAddress(f"{host} is not a public address")
+        started = time.monotonic()
+        try:
+            async with self._session.get(url, allow_redirects=False) as response:
+                headers = tuple((k, v) for k, v in response.headers.items())
+                media_type = response.content_type.lower()
+                body, truncated = b"", False
+                if "*" in read_types or media_type in read_types:
+                    body, truncated = await _read_capped(response, max_bytes)
+                return FetchResult(
+                    url=url,
+                    status=response.status,
+                    headers=headers,
+                    body=body,
+                    truncated=truncated,
+                    elapsed=time.monotonic() - started,
+                    fetched_at=time.time(),
+                )
+        except TimeoutError as e:
+            raise FetchTimeout(f"timed out after {time.monotonic() - started:.1f}s") from e
+        except aiohttp.ClientConnectorError as e:
+            if isinstance(e.os_error, ForbiddenAddress):
+                raise BlockedAddress(str(e.os_error)) from e
+            raise FetchError(f"cannot connect: {e.os_error.strerror or e.os_error}") from e
+        except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError) as e:
+            raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
+
+
+async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(_CHUNK):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False

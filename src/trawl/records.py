@@ -1,0 +1,124 @@
+"""The frozen records that flow between pipeline stages.
+
+    CrawlUrl --fetch--> FetchResult --extract--> ParsedPage --pipeline--> PageRecord
+    PageRecord --index--> (tantivy document) --search--> Hit, SearchPage
+
+Stages never mutate a record; they build the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlUrl:
+    """A URL admitted to the frontier. ``url`` is its normalised identity."""
+
+    url: str
+    depth: int
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What one HTTP request (one hop, no redirect followed) returned."""
+
+    url: str
+    status: int
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    truncated: bool = False
+    elapsed: float = 0.0
+    fetched_at: float = 0.0  # wall-clock seconds since the epoch
+
+    def header(self, name: str) -> str | None:
+        lname = name.lower()
+        return next((v for k, v in self.headers if k.lower() == lname), None)
+
+    @property
+    def content_type(self) -> str:
+        value = self.header("content-type") or ""
+        return value.split(";", 1)[0].strip().lower()
+
+    @property
+    def is_html(self) -> bool:
+        return self.content_type in {"text/html", "application/xhtml+xml"}
+
+    @property
+    def location(self) -> str | None:
+        return self.header("location") if 300 <= self.status < 400 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    url: str  # resolved and normalised
+    anchor: str
+    nofollow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    """What extraction found in one HTML document."""
+
+    title: str
+    description: str
+    h1: tuple[str, ...]
+    h2: tuple[str, ...]
+    text: str
+    lang: str | None
+    word_count: int
+    links: tuple[Link, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PageRecord:
+    """One crawled URL as the store keeps it, whether it worked or not."""
+
+    url: str
+    host: str
+    status: int
+    depth: int
+    fetched_at: float
+    content_type: str = ""
+    title: str = ""
+    description: str = ""
+    headings: tuple[str, ...] = ()
+    text: str = ""
+    lang: str | None = None
+    word_count: int = 0
+    redirect_to: str | None = None
+    error: str | None = None
+    indexable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    url: str
+    title: str
+    snippet: str  # HTML: escaped text with matched terms in <mark>
+    score: float
+    lang: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    query: str
+    total: int
+    took_ms: float
+    page: int
+    per_page: int
+    hits: tuple[Hit, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlRun:
+    """One row of the crawl log."""
+
+    id: int
+    started_at: float
+    finished_at: float | None
+    start_urls: tuple[str, ...]
+    pages_ok: int
+    pages_failed: int
+    outcome: str  # "running", "completed", "page cap", "stopped", "failed"

@@ -1,0 +1,96 @@
+"""The FastAPI application: ``/api/search``, ``/healthz`` and the HTML search page."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from trawl import __version__
+from trawl.errors import QueryError, SearchIndexError, TrawlError
+from trawl.index.tantivy_index import IndexReader
+from trawl.records import SearchPage
+from trawl.search.searcher import search
+from trawl.server import errors
+from trawl.settings import Settings
+
+_HERE = Path(__file__).parent
+
+
+def page_json(page: SearchPage) -> dict[str, Any]:
+    """The API's answer; ``trawl search --json`` prints the same shape."""
+    return {
+        "query": page.query,
+        "total": page.total,
+        "took_ms": page.took_ms,
+        "page": page.page,
+        "per_page": page.per_page,
+        "results": [
+            {"url": h.url, "title": h.title, "snippet": h.snippet, "score": h.score, "lang": h.lang}
+            for h in page.hits
+        ],
+    }
+
+
+class _Index:
+    """Opens the index lazily, so the server starts before the first crawl."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._reader: IndexReader | None = None
+
+    def get(self) -> IndexReader:
+        if self._reader is None:
+            self._reader = IndexReader(self._path)
+        return self._reader
+
+
+def create_app(settings: Settings) -> FastAPI:
+    app = FastAPI(title="Trawl", version=__version__, docs_url="/docs")
+    errors.install(app)
+    index = _Index(settings.index_path)
+    templates = Jinja2Templates(directory=_HERE / "templates")
+    app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
+    max_per_page = settings.max_per_page
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, Any]:
+        try:
+            docs: int | None = index.get().num_docs()
+        except SearchIndexError:
+            docs = None
+        return {"status": "ok", "version": __version__, "documents": docs}
+
+    @app.get("/api/search")
+    def api_search(
+        q: Annotated[str, Query(max_length=1000, description="the query")],
+        page: Annotated[int, Query(ge=1, le=1000)] = 1,
+        per_page: Annotated[int, Query(ge=1, le=max_per_page)] = settings.per_page,
+    ) -> dict[str, Any]:
+        return page_json(search(index.get(), q, settings, page=page, per_page=per_page))
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request, q: str = "", page: str = "1") -> HTMLResponse:
+        context: dict[str, Any] = {"q": q, "result": None, "error": None, "pages": []}
+        status = 200
+        if q.strip():
+            try:
+                number = int(page) if page.isdigit() else 1
+                if number < 1:
+                    raise QueryError("page must be 1 or more")
+                result = search(index.get(), q, settings, page=number)
+                context["result"] = result
+                last = max(1, math.ceil(result.total / result.per_page))
+                context["pages"] = list(range(max(1, number - 4), min(last, number + 4) + 1))
+                context["last_page"] = last
+            except TrawlError as e:
+                context["error"] = str(e)
+                status = errors.status_for(e)
+        return templates.TemplateResponse(request, "search.html", context, status_code=status)
+
+    return app

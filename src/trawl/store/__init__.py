@@ -1,0 +1,1 @@
+"""Where does the crawl's knowledge live? One store interface; SQLite by default."""

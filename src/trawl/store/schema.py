@@ -1,0 +1,69 @@
+"""The store's schema as an ordered list of migrations.
+
+Version N is reached by running migrations 1..N in order, each in its own
+transaction, and recorded in ``schema_version``. Never edit a released
+migration: add the next one.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the foundation tables.
+    """
+    CREATE TABLE sites (
+        id          INTEGER PRIMARY KEY,
+        host        TEXT NOT NULL UNIQUE,
+        start_url   TEXT NOT NULL,
+        enabled     INTEGER NOT NULL DEFAULT 1,
+        created_at  REAL NOT NULL
+    );
+    CREATE TABLE crawls (
+        id            INTEGER PRIMARY KEY,
+        started_at    REAL NOT NULL,
+        finished_at   REAL,
+        start_urls    TEXT NOT NULL,            -- JSON list
+        pages_ok      INTEGER NOT NULL DEFAULT 0,
+        pages_failed  INTEGER NOT NULL DEFAULT 0,
+        outcome       TEXT NOT NULL DEFAULT 'running'
+    );
+    CREATE TABLE pages (
+        id            INTEGER PRIMARY KEY,
+        url           TEXT NOT NULL UNIQUE,     -- normalised identity
+        host          TEXT NOT NULL,
+        status        INTEGER NOT NULL,
+        depth         INTEGER NOT NULL,
+        fetched_at    REAL NOT NULL,
+        content_type  TEXT NOT NULL DEFAULT '',
+        title         TEXT NOT NULL DEFAULT '',
+        description   TEXT NOT NULL DEFAULT '',
+        headings      TEXT NOT NULL DEFAULT '', -- JSON list: H1s then H2s
+        body          TEXT NOT NULL DEFAULT '',
+        lang          TEXT,
+        word_count    INTEGER NOT NULL DEFAULT 0,
+        redirect_to   TEXT,
+        error         TEXT,
+        indexable     INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX pages_host ON pages(host);
+    CREATE TABLE links (
+        from_page   INTEGER NOT NULL REFERENCES pages(id) ON DELETE CASCADE,
+        to_url      TEXT NOT NULL,
+        anchor      TEXT NOT NULL DEFAULT '',
+        nofollow    INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX links_from ON links(from_page);
+    CREATE INDEX links_to ON links(to_url);
+    CREATE TABLE frontier (
+        crawl_id    INTEGER NOT NULL REFERENCES crawls(id) ON DELETE CASCADE,
+        url         TEXT NOT NULL,
+        depth       INTEGER NOT NULL,
+        source      TEXT,
+        state       TEXT NOT NULL DEFAULT 'queued',  -- queued, fetched, failed, skipped
+        reason      TEXT,
+        PRIMARY KEY (crawl_id, url)
+    ) WITHOUT ROWID;
+    CREATE INDEX frontier_state ON frontier(crawl_id, state);
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
