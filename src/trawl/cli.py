@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trawl import settings as settings_module
@@ -38,7 +39,7 @@ def _settings(config: Path | None, **overrides: object) -> Settings:
 
 
 def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]trawl: error:[/red] {message}", highlight=False)
+    err.print(f"[red]trawl: error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code=2)
 
 

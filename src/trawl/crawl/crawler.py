@@ -114,6 +114,8 @@ class Crawler:
             for w in workers:
                 w.cancel()
         self.stats.queued = self._frontier.queued
+        # Decided at the end: only then is every discovery of the last pages known.
+        self.stats.hit_page_cap = self._reserved >= self._limits.max_pages and self.stats.queued > 0
         return self.stats
 
     # -- workers ----------------------------------------------------------
@@ -122,7 +124,6 @@ class Crawler:
         loop = asyncio.get_running_loop()
         while not self._stopping:
             if self._reserved >= self._limits.max_pages:
-                self.stats.hit_page_cap = self._frontier.queued > 0
                 self._halt()
                 break
             item = self._frontier.next(loop.time())

@@ -56,7 +56,6 @@ def create_app(settings: Settings) -> FastAPI:
     index = _Index(settings.index_path)
     templates = Jinja2Templates(directory=_HERE / "templates")
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
-    max_per_page = settings.max_per_page
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:
@@ -70,7 +69,7 @@ def create_app(settings: Settings) -> FastAPI:
     def api_search(
         q: Annotated[str, Query(max_length=1000, description="the query")],
         page: Annotated[int, Query(ge=1, le=1000)] = 1,
-        per_page: Annotated[int, Query(ge=1, le=max_per_page)] = settings.per_page,
+        per_page: Annotated[int | None, Query(ge=1, description="results a page")] = None,
     ) -> dict[str, Any]:
         return page_json(search(index.get(), q, settings, page=page, per_page=per_page))
 

@@ -1,0 +1,162 @@
+"""The crawl loop against real servers: politeness, robots.txt outcomes, scope."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from fixture_sites import Route, SiteServer, html_page
+from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
+from trawl.crawl.frontier import Frontier
+from trawl.net.fetcher import Fetcher
+from trawl.records import CrawlUrl, FetchResult
+from trawl.urls.identity import normalise
+
+Serve = Callable[[dict[str, Route]], SiteServer]
+
+
+@dataclass
+class RecordingSink:
+    """A real PageSink that keeps what it is told (the pipeline's job, minus store and index)."""
+
+    fetched_urls: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    skips: list[tuple[str, str]] = field(default_factory=list)
+
+    def admitted(self, items: Sequence[CrawlUrl]) -> None:
+        pass
+
+    def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+        self.fetched_urls.append(item.url)
+        text = result.body.decode()
+        hrefs = [part.split('"', 1)[0] for part in text.split('href="')[1:]]
+        targets = hrefs + ([result.location] if result.location else [])
+        return [normalise(h, base=item.url) for h in targets]
+
+    def failed(self, item: CrawlUrl, error: str) -> None:
+        self.failures.append((item.url, error))
+
+    def skipped(self, item: CrawlUrl, reason: str) -> None:
+        self.skips.append((item.url, reason))
+
+
+async def crawl(
+    start: str,
+    sink: RecordingSink,
+    *,
+    delay: float = 0.0,
+    host_concurrency: int = 4,
+    fetch_timeout: float = 5.0,
+    allowed: frozenset[tuple[str, int]],
+) -> CrawlStats:
+    limits = CrawlLimits(
+        user_agent="TrawlTest/1.0",
+        concurrency=4,
+        delay=delay,
+        max_pages=100,
+        max_depth=10,
+        max_bytes=100_000,
+        robots_max_bytes=10_000,
+    )
+    async with Fetcher(
+        user_agent=limits.user_agent,
+        timeout=fetch_timeout,
+        concurrency=4,
+        host_concurrency=host_concurrency,
+        allowed=allowed,
+    ) as fetcher:
+        frontier = Frontier(delay=delay, host_concurrency=host_concurrency)
+        return await Crawler(fetcher, sink, limits, frontier).run([start])
+
+
+def linked_pages(n: int) -> dict[str, Route]:
+    index = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(n))
+    pages = {f"/p{i}": html_page(f"P{i}", "<p>text</p>") for i in range(n)}
+    return {"/": html_page("Home", index), **pages}
+
+
+async def test_per_host_delay_is_held(serve: Serve) -> None:
+    site = serve(linked_pages(4))
+    sink = RecordingSink()
+
+    await crawl(site.url("/"), sink, delay=0.25, host_concurrency=1, allowed=_allow(site))
+
+    starts = [t for t, _, path in site.requests if path != "/robots.txt"]
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    assert len(starts) == 5
+    assert min(gaps) >= 0.2, gaps  # never closer than the delay (with clock slack)
+
+
+async def test_robots_server_error_means_nothing_is_fetched(serve: Serve) -> None:
+    site = serve({"/robots.txt": Route(b"oops", 503), **linked_pages(2)})
+    sink = RecordingSink()
+
+    stats = await crawl(site.url("/"), sink, allowed=_allow(site))
+
+    assert site.paths() == ["/robots.txt"]
+    assert stats.blocked == 1 and sink.fetched_urls == []
+    assert "nothing allowed" in sink.skips[0][1]
+
+
+async def test_robots_not_found_means_everything_is_allowed(serve: Serve) -> None:
+    site = serve(linked_pages(3))  # no /robots.txt: 404
+    sink = RecordingSink()
+
+    stats = await crawl(site.url("/"), sink, allowed=_allow(site))
+
+    assert stats.fetched == 4 and stats.blocked == 0
+
+
+async def test_robots_redirect_is_followed(serve: Serve) -> None:
+    site = serve(
+        {
+            "/robots.txt": Route(b"", 301, {"Location": "/real-robots.txt"}),
+            "/real-robots.txt": Route(
+                b"User-agent: TrawlTest\nDisallow: /p1\n", headers={"Content-Type": "text/plain"}
+            ),
+            **linked_pages(3),
+        }
+    )
+    sink = RecordingSink()
+
+    await crawl(site.url("/"), sink, allowed=_allow(site))
+
+    assert "/p1" not in site.paths()
+    assert "/p2" in site.paths()
+
+
+async def test_links_to_other_hosts_and_ports_are_not_followed(serve: Serve) -> None:
+    other = serve(linked_pages(1))
+    site = serve(
+        {
+            "/": html_page(
+                "Home",
+                f'<a href="{other.url("/")}">other port</a>'
+                '<a href="http://localhost/">alias</a><a href="/jump">jump</a>',
+            ),
+            "/jump": Route(b"", 302, {"Location": other.url("/p0")}),
+        }
+    )
+    sink = RecordingSink()
+
+    stats = await crawl(site.url("/"), sink, allowed=_allow(site))
+
+    assert other.paths() == []
+    assert stats.fetched == 2  # "/" and "/jump"; the redirect target is out of scope
+
+
+async def test_unreachable_page_is_recorded_and_the_crawl_goes_on(serve: Serve) -> None:
+    site = serve({"/": html_page("Home", '<a href="/slow">s</a><a href="/ok">ok</a>')})
+    site.routes["/slow"] = Route(b"late", delay=2.0)
+    site.routes["/ok"] = html_page("OK", "fine")
+    sink = RecordingSink()
+
+    stats = await crawl(site.url("/"), sink, fetch_timeout=0.5, allowed=_allow(site))
+
+    assert stats.failed == 1 and sink.failures[0][0].endswith("/slow")
+    assert any(u.endswith("/ok") for u in sink.fetched_urls)
+
+
+def _allow(site: SiteServer) -> frozenset[tuple[str, int]]:
+    return frozenset({("127.0.0.1", site.port)})

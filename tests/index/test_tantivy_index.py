@@ -1,0 +1,163 @@
+"""The tantivy index on disk: upserts, deletes, analysis, boosts, snippets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trawl.errors import SearchIndexError
+from trawl.index.documents import index_fields, url_path_words
+from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.records import PageRecord
+
+BOOSTS = {"title": 4.0, "headings": 2.0, "body": 1.0, "url_tokens": 1.5, "host": 1.0}
+
+
+def record(url: str, title: str = "", text: str = "", **kw: object) -> PageRecord:
+    return PageRecord(
+        url=url,
+        host="docs.example.org",
+        status=200,
+        depth=0,
+        fetched_at=0.0,
+        title=title,
+        text=text,
+        indexable=True,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def write(path: Path, *records: PageRecord) -> None:
+    writer = IndexWriter(path)
+    for r in records:
+        writer.upsert(r)
+    writer.close()
+
+
+def urls(path: Path, words: str, conjunction: bool = True) -> list[str]:
+    found = IndexReader(path).search(
+        words, conjunction=conjunction, boosts=BOOSTS, limit=10, offset=0, snippet_chars=120
+    )
+    return [h.url for h in found.hits]
+
+
+def test_upsert_replaces_the_document_for_a_url(tmp_path: Path) -> None:
+    write(tmp_path, record("https://docs.example.org/a", "Alpha", "first version"))
+    write(tmp_path, record("https://docs.example.org/a", "Alpha", "second version"))
+
+    assert IndexReader(tmp_path).num_docs() == 1
+    assert urls(tmp_path, "second") == ["https://docs.example.org/a"]
+    assert urls(tmp_path, "first") == []
+
+
+def test_delete_removes_a_url(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record("https://docs.example.org/a", "A", "apples"),
+        record("https://docs.example.org/b", "B", "apples"),
+    )
+    writer = IndexWriter(tmp_path)
+    writer.delete("https://docs.example.org/a")
+    writer.close()
+
+    assert urls(tmp_path, "apples") == ["https://docs.example.org/b"]
+
+
+def test_stemming_matches_word_forms(tmp_path: Path) -> None:
+    write(
+        tmp_path, record("https://docs.example.org/a", "Indexes", "building indexes concurrently")
+    )
+
+    assert urls(tmp_path, "index build concurrent") == ["https://docs.example.org/a"]
+
+
+def test_title_match_outranks_body_match(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record("https://docs.example.org/body", "Something else", "vacuum " + "filler words " * 20),
+        record("https://docs.example.org/title", "Vacuum", "filler words " * 20),
+    )
+
+    assert urls(tmp_path, "vacuum")[0] == "https://docs.example.org/title"
+
+
+def test_url_and_host_words_are_searchable(tmp_path: Path) -> None:
+    write(tmp_path, record("https://docs.example.org/sql-createindex.html", "CREATE INDEX", "x"))
+
+    assert urls(tmp_path, "createindex") == ["https://docs.example.org/sql-createindex.html"]
+    assert urls(tmp_path, "example") == ["https://docs.example.org/sql-createindex.html"]
+
+
+def test_snippet_highlights_match_non_ascii_text(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record(
+            "https://docs.example.org/fr",
+            "Café",
+            "Crème brûlée à la café: créer un index concurrently",
+        ),
+    )
+
+    hit = (
+        IndexReader(tmp_path)
+        .search(
+            "concurrently", conjunction=True, boosts=BOOSTS, limit=1, offset=0, snippet_chars=200
+        )
+        .hits[0]
+    )
+
+    start, end = hit.highlights[0]
+    assert hit.fragment[start:end] == "concurrently"
+
+
+def test_disjunction_finds_partial_matches(tmp_path: Path) -> None:
+    write(tmp_path, record("https://docs.example.org/a", "A", "lemurs"))
+
+    assert urls(tmp_path, "lemurs tapirs") == []
+    assert urls(tmp_path, "lemurs tapirs", conjunction=False) == ["https://docs.example.org/a"]
+
+
+def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(SearchIndexError, match="crawl a site first"):
+        IndexReader(tmp_path / "nothing")
+
+
+def test_index_from_another_schema_version_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, record("https://docs.example.org/a", "A", "x"))
+    (tmp_path / "trawl-schema.json").write_text(json.dumps({"version": 0}))
+
+    with pytest.raises(SearchIndexError, match="trawl index"):
+        IndexReader(tmp_path)
+
+
+def test_second_writer_is_refused(tmp_path: Path) -> None:
+    first = IndexWriter(tmp_path)
+    try:
+        with pytest.raises(SearchIndexError, match="another process"):
+            IndexWriter(tmp_path)
+    finally:
+        first.close()
+
+
+def test_index_fields() -> None:
+    fields = index_fields(
+        record(
+            "https://www.postgresql.org/docs/15/sql-createindex.html",
+            "",
+            "body",
+            headings=("CREATE INDEX", "Description"),
+            description="define a new index",
+        )
+    )
+    assert fields["title"] == "CREATE INDEX"  # no <title>: the first heading stands in
+    assert fields["headings"] == "CREATE INDEX\nDescription\ndefine a new index"
+    assert fields["host"] == "www postgresql org"
+    assert url_path_words("/docs/15/sql-createindex.html") == [
+        "docs",
+        "15",
+        "sql",
+        "createindex",
+        "sqlcreateindex",
+    ]

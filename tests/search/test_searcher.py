@@ -1,0 +1,74 @@
+"""Searching a real index: the all-words-then-any-word cascade, paging, bounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trawl.errors import QueryError
+from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.records import PageRecord
+from trawl.search.searcher import search
+from trawl.settings import Settings
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    for i in range(45):
+        words = "aardvark" + (" badger" if i % 3 == 0 else "")
+        writer.upsert(
+            PageRecord(
+                url=f"https://zoo.example/{i}",
+                host="zoo.example",
+                status=200,
+                depth=0,
+                fetched_at=0.0,
+                title=f"Animal {i}",
+                text=f"The {words} lives here.",
+                lang="en",
+                indexable=True,
+            )
+        )
+    writer.close()
+    return settings
+
+
+def test_all_words_are_required_first(settings: Settings) -> None:
+    page = search(IndexReader(settings.index_path), "aardvark badger", settings)
+    assert page.total == 15
+    assert all("<mark>badger</mark>" in h.snippet for h in page.hits)
+
+
+def test_any_word_when_nothing_has_all(settings: Settings) -> None:
+    page = search(IndexReader(settings.index_path), "aardvark unicorn", settings)
+    assert page.total == 45
+
+
+def test_pages_do_not_overlap(settings: Settings) -> None:
+    reader = IndexReader(settings.index_path)
+    first = search(reader, "aardvark", settings, page=1, per_page=20)
+    third = search(reader, "aardvark", settings, page=3, per_page=20)
+
+    assert len(first.hits) == 20 and len(third.hits) == 5
+    assert not {h.url for h in first.hits} & {h.url for h in third.hits}
+    assert first.hits[0].lang == "en"
+
+
+def test_default_page_size_comes_from_settings(settings: Settings) -> None:
+    assert len(search(IndexReader(settings.index_path), "aardvark", settings).hits) == 20
+
+
+@pytest.mark.parametrize(("page", "per_page"), [(0, 10), (1, 0), (1, 101)])
+def test_out_of_range_paging_is_a_query_error(settings: Settings, page: int, per_page: int) -> None:
+    with pytest.raises(QueryError):
+        search(IndexReader(settings.index_path), "aardvark", settings, page=page, per_page=per_page)
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!! ((( ]]", '"unbalanced', "AND OR NOT"])
+def test_queries_without_words_or_with_syntax_never_fail(settings: Settings, query: str) -> None:
+    page = search(IndexReader(settings.index_path), query, settings)
+    assert page.total >= 0
+    assert page.query == query.strip()

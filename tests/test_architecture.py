@@ -1,0 +1,115 @@
+"""The layering rules of ARCHITECTURE.md, checked on the real import statements."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from fixture_sites import REPO
+
+SRC = REPO / "src" / "trawl"
+
+# Stages that must stay pure: no sockets, files, databases or index engines.
+PURE = (
+    "trawl.urls",
+    "trawl.robots",
+    "trawl.extract",
+    "trawl.understand",
+    "trawl.search.query",
+    "trawl.search.snippets",
+    "trawl.records",
+    "trawl.errors",
+)
+IO_MODULES = (
+    "aiohttp",
+    "socket",
+    "sqlite3",
+    "tantivy",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "psycopg",
+    "trawl.net",
+    "trawl.store",
+    "trawl.index",
+    "trawl.server",
+    "trawl.crawl",
+    "trawl.pipeline",
+)
+
+# Who may import what: a library or package, and the only modules allowed to use it.
+ONLY = {
+    "aiohttp": ("trawl.net",),
+    "sqlite3": ("trawl.store",),
+    "tantivy": ("trawl.index",),
+    "fastapi": ("trawl.server",),
+    "starlette": ("trawl.server",),
+    "uvicorn": ("trawl.cli",),
+    "typer": ("trawl.cli",),
+    "trawl.net": ("trawl.net", "trawl.crawl", "trawl.pipeline"),
+    "trawl.server": ("trawl.server", "trawl.cli"),
+    "trawl.pipeline": ("trawl.cli",),
+    "trawl.cli": ("trawl.__main__",),
+}
+
+# The crawler hands pages on without knowing what happens to them (pipeline.py does).
+CRAWL_MUST_NOT = ("trawl.extract", "trawl.understand", "trawl.store", "trawl.index", "trawl.search")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+MODULES = {module_name(p): imports_of(p) for p in sorted(SRC.rglob("*.py"))}
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_the_rules_see_the_whole_package() -> None:
+    assert {"trawl.pipeline", "trawl.cli", "trawl.urls.identity", "trawl.net.fetcher"} <= set(
+        MODULES
+    )
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if any(within(m, p) for p in PURE)))
+def test_pure_stages_do_no_io(module: str) -> None:
+    bad = {i for i in MODULES[module] if any(within(i, io) for io in IO_MODULES)}
+    assert not bad, f"{module} is pure but imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_libraries_and_packages_stay_behind_their_owners(module: str) -> None:
+    for imported in MODULES[module]:
+        for guarded, owners in ONLY.items():
+            if within(imported, guarded):
+                assert any(within(module, o) for o in owners), (
+                    f"{module} imports {imported}; only {owners} may"
+                )
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if within(m, "trawl.crawl")))
+def test_crawler_does_not_know_the_later_stages(module: str) -> None:
+    bad = {i for i in MODULES[module] if any(within(i, p) for p in CRAWL_MUST_NOT)}
+    assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_search_reads_the_index_only_through_its_reader() -> None:
+    for module, imported in MODULES.items():
+        if within(module, "trawl.search"):
+            index_imports = {i for i in imported if within(i, "trawl.index")}
+            assert index_imports <= {"trawl.index.tantivy_index"}, (module, index_imports)

@@ -1,0 +1,186 @@
+"""The whole pipeline against a real fixture site on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from fixture_sites import Route, SiteServer, html_page
+from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline import CrawlOutcome, crawl, rebuild_index
+from trawl.search.searcher import search
+from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
+
+Serve = Callable[[dict[str, Route]], SiteServer]
+
+
+def fixture_site() -> dict[str, Route]:
+    return {
+        "/robots.txt": Route(
+            b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}
+        ),
+        "/": html_page(
+            "Fixture Home",
+            '<nav><a href="/about">About us</a></nav>'
+            "<p>Welcome to the fixture site.</p>"
+            '<a href="/blog/post-1?utm_source=news&b=2&a=1#comments">First post</a>'
+            '<a href="/private/secret">Secret</a>'
+            '<a href="/files/report.pdf">Report</a>'
+            '<a href="/title-in-body">Odd page</a>'
+            '<a href="/old">Old address</a>'
+            '<a href="/missing">Broken link</a>'
+            '<a href="mailto:someone@example.com">Mail</a>',
+        ),
+        "/about": html_page("About the zebra keepers", "<h1>About</h1><p>We keep zebras.</p>"),
+        "/blog/post-1?a=1&b=2": html_page(
+            "First post", '<p>Giraffes are tall.</p><a href="/">Home</a>'
+        ),
+        "/private/secret": html_page("Secret", "<p>okapi secrets</p>"),
+        "/files/report.pdf": Route(
+            b"%PDF-1.4 narwhal", headers={"Content-Type": "application/pdf"}
+        ),
+        "/title-in-body": Route(
+            b"<html><body><title>Stray Title Page</title><p>Pangolins roam here.</p></body></html>",
+            headers={"Content-Type": "text/html; charset=utf-8"},
+        ),
+        "/old": Route(b"", 301, {"Location": "/about", "Content-Type": "text/html"}),
+    }
+
+
+async def run(settings: Settings, *urls: str) -> CrawlOutcome:
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        return await crawl(list(urls), settings, store)
+    finally:
+        store.close()
+
+
+def settings_for(tmp_path: Path, **changes: object) -> Settings:
+    return Settings(data=tmp_path / "data", delay=0.0).replace(**changes)
+
+
+def urls_found(settings: Settings, query: str) -> list[str]:
+    page = search(IndexReader(settings.index_path), query, settings)
+    return [h.url for h in page.hits]
+
+
+async def test_crawl_honours_robots_and_indexes_only_html(serve: Serve, tmp_path: Path) -> None:
+    site = serve(fixture_site())
+    settings = settings_for(tmp_path)
+
+    outcome = await run(settings, site.url("/"))
+
+    assert outcome.outcome == "completed"
+    paths = site.paths()
+    assert paths[0] == "/robots.txt"
+    assert not any(p.startswith("/private/") for p in paths), paths
+    assert outcome.blocked == 1
+    # The tracking parameter and fragment are gone, the query is sorted.
+    assert "/blog/post-1?a=1&b=2" in paths
+    assert urls_found(settings, "zebras") == [site.url("/about")]
+    assert urls_found(settings, "giraffes") == [site.url("/blog/post-1?a=1&b=2")]
+    assert urls_found(settings, "narwhal") == []  # a PDF is fetched but never indexed
+    assert urls_found(settings, "okapi") == []
+    store = SQLiteStore(settings.sqlite_path)
+    pdf = store.page(site.url("/files/report.pdf"))
+    assert pdf is not None and pdf.status == 200 and not pdf.indexable
+    old = store.page(site.url("/old"))
+    assert old is not None and old.redirect_to == site.url("/about") and not old.indexable
+    missing = store.page(site.url("/missing"))
+    assert missing is not None and missing.status == 404 and not missing.indexable
+    run_row = store.crawls()[0]
+    assert (run_row.outcome, run_row.pages_ok) == ("completed", outcome.ok)
+    assert store.frontier_counts(outcome.crawl_id)["skipped"] == 1
+    store.close()
+
+
+async def test_title_inside_body_is_the_title(serve: Serve, tmp_path: Path) -> None:
+    site = serve(fixture_site())
+    settings = settings_for(tmp_path)
+    await run(settings, site.url("/"))
+
+    page = search(IndexReader(settings.index_path), "pangolins", settings)
+
+    assert [h.title for h in page.hits] == ["Stray Title Page"]
+    assert "<mark>Pangolins</mark>" in page.hits[0].snippet
+
+
+async def test_recrawl_updates_in_place(serve: Serve, tmp_path: Path) -> None:
+    routes = fixture_site()
+    site = serve(routes)
+    settings = settings_for(tmp_path)
+    await run(settings, site.url("/"))
+    store = SQLiteStore(settings.sqlite_path)
+    pages_before = store.count_pages()
+    docs_before = IndexReader(settings.index_path).num_docs()
+
+    routes["/about"] = html_page("About the quagga keepers", "<p>We keep quaggas now.</p>")
+    await run(settings, site.url("/"))
+
+    assert urls_found(settings, "quaggas") == [site.url("/about")]
+    assert urls_found(settings, "zebras") == []
+    assert store.count_pages() == pages_before
+    assert IndexReader(settings.index_path).num_docs() == docs_before
+    assert len(store.crawls()) == 2
+    store.close()
+
+
+async def test_page_that_turns_into_an_error_leaves_the_index(serve: Serve, tmp_path: Path) -> None:
+    routes = fixture_site()
+    site = serve(routes)
+    settings = settings_for(tmp_path)
+    await run(settings, site.url("/"))
+    assert urls_found(settings, "zebras") == [site.url("/about")]
+
+    routes["/about"] = Route(b"gone", 410, {"Content-Type": "text/plain"})
+    await run(settings, site.url("/"))
+
+    assert urls_found(settings, "zebras") == []
+
+
+async def test_max_pages_and_max_depth(serve: Serve, tmp_path: Path) -> None:
+    chain = {f"/p{i}": html_page(f"Page {i}", f'<a href="/p{i + 1}">next</a>') for i in range(20)}
+    site = serve(chain)
+    capped = await run(settings_for(tmp_path / "a", max_pages=5), site.url("/p0"))
+    assert capped.fetched == 5 and capped.outcome == "page cap"
+    assert site.paths()[1:] == ["/p0", "/p1", "/p2", "/p3", "/p4"]
+
+    site = serve(chain)
+    shallow = await run(settings_for(tmp_path / "b", max_depth=3), site.url("/p0"))
+    assert shallow.outcome == "completed"
+    assert site.paths()[1:] == ["/p0", "/p1", "/p2", "/p3"]  # depths 0 to 3
+
+
+async def test_rebuild_index_from_store(serve: Serve, tmp_path: Path) -> None:
+    site = serve(fixture_site())
+    settings = settings_for(tmp_path)
+    outcome = await run(settings, site.url("/"))
+
+    store = SQLiteStore(settings.sqlite_path)
+    count = rebuild_index(store, settings)
+    store.close()
+
+    assert count == outcome.indexed
+    assert IndexReader(settings.index_path).num_docs() == outcome.indexed
+    assert urls_found(settings, "zebras") == [site.url("/about")]
+
+
+async def test_hostile_pages_do_not_stop_the_crawl(serve: Serve, tmp_path: Path) -> None:
+    many_links = "".join(f'<a href="/x{i}">x</a>' for i in range(20_000))
+    site = serve(
+        {
+            "/": html_page(
+                "Start", '<a href="/broken">b</a><a href="/links">l</a><a href="/ok">ok</a>'
+            ),
+            "/broken": Route(b"\xff\xfe<html><title>\x00\x01</titl<<body><a href='http://[::1'>"),
+            "/links": html_page("Links", many_links),
+            "/ok": html_page("Fine", "<p>Wombats are fine.</p>"),
+        }
+    )
+    settings = settings_for(tmp_path, max_pages=50)
+
+    outcome = await run(settings, site.url("/"))
+
+    assert outcome.outcome == "page cap"
+    assert urls_found(settings, "wombats") == [site.url("/ok")]
