@@ -9,6 +9,7 @@ this table; the README's copy is checked against it by a test.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -22,8 +23,13 @@ ENV_PREFIX = "TRAWL_"
 CONFIG_FILE = "trawl.toml"
 
 
-def _setting(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
+def _setting(
+    default: Any,
+    help: str,
+    minimum: float | None = 0,
+    maximum: float | None = None,
+) -> Any:
+    return field(default=default, metadata={"help": help, "minimum": minimum, "maximum": maximum})
 
 
 @dataclass(frozen=True)
@@ -33,28 +39,28 @@ class Settings:
         "TrawlBot/0.1 (+https://github.com/trawl-search/trawl)",
         "User-Agent sent with every request; its first word is the robots.txt token.",
     )
-    concurrency: int = _setting(8, "Requests in flight at once, over all hosts.")
-    host_concurrency: int = _setting(2, "Requests in flight at once to one host.")
+    concurrency: int = _setting(8, "Requests in flight at once, over all hosts.", 1, 1000)
+    host_concurrency: int = _setting(2, "Requests in flight at once to one host.", 1, 100)
     delay: float = _setting(0.5, "Seconds between the starts of two requests to one host.")
-    max_pages: int = _setting(10_000, "Stop a crawl after this many fetched URLs.")
+    max_pages: int = _setting(10_000, "Stop a crawl after this many fetched URLs.", 1)
     max_depth: int = _setting(50, "Links further than this many hops from a start URL are ignored.")
-    timeout: float = _setting(20.0, "Seconds allowed for one request, connect to last byte.")
+    timeout: float = _setting(20.0, "Seconds allowed for one request, connect to last byte.", 0.1)
     max_bytes: int = _setting(
-        5_000_000, "Bytes of one response body read at most; the rest is cut."
+        5_000_000, "Bytes of one response body read at most; the rest is cut.", 1
     )
     robots_max_bytes: int = _setting(
-        512_000, "Bytes of robots.txt read at most (RFC 9309: 500 KiB)."
+        512_000, "Bytes of robots.txt read at most (RFC 9309: 500 KiB).", 1
     )
     title_boost: float = _setting(4.0, "BM25 weight of the title field.")
     headings_boost: float = _setting(2.0, "BM25 weight of headings and meta description.")
     body_boost: float = _setting(1.0, "BM25 weight of the main text.")
     url_boost: float = _setting(1.5, "BM25 weight of URL path tokens.")
     host_boost: float = _setting(1.0, "BM25 weight of host name tokens.")
-    per_page: int = _setting(20, "Search results per page unless a request asks otherwise.")
-    max_per_page: int = _setting(100, "Most search results one page may hold.")
-    snippet_chars: int = _setting(220, "Length of a result snippet in characters.")
+    per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)
+    max_per_page: int = _setting(100, "Most search results one page may hold.", 1, 1000)
+    snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
-    port: int = _setting(8080, "Port `trawl serve` listens on.")
+    port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
 
     @property
     def sqlite_path(self) -> Path:
@@ -67,7 +73,12 @@ class Settings:
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied; ``None`` values mean "not given" and are skipped."""
         given = {k: v for k, v in changes.items() if v is not None}
-        return dataclasses.replace(self, **{k: _coerce(k, v) for k, v in given.items()})
+        result = dataclasses.replace(self, **{k: _coerce(k, v) for k, v in given.items()})
+        if result.per_page > result.max_per_page:
+            raise ConfigError(
+                f"per_page ({result.per_page}) must not exceed max_per_page ({result.max_per_page})"
+            )
+        return result
 
 
 @dataclass(frozen=True)
@@ -126,26 +137,42 @@ def _read_toml(path: Path) -> dict[str, Any]:
     return raw
 
 
-_AT_LEAST_ONE = frozenset(
-    {"concurrency", "host_concurrency", "max_bytes", "per_page", "max_per_page", "port"}
-)
-
-
 def _coerce(name: str, value: Any) -> Any:
+    """``value`` (from TOML, the environment or a flag) as the setting's type, within bounds."""
     fields = {f.name: f for f in dataclasses.fields(Settings)}
     if name not in fields:
         raise ConfigError(f"unknown setting {name!r}")
-    default = fields[name].default
-    kind: Any = type(default)
-    try:
-        if isinstance(default, Path):
-            return Path(value)
-        if isinstance(default, bool):
-            return value if isinstance(value, bool) else str(value).lower() in {"1", "true", "yes"}
-        converted = kind(value)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"setting {name!r}: {value!r} is not a valid {kind.__name__}") from e
-    if isinstance(converted, int | float) and converted < (1 if name in _AT_LEAST_ONE else 0):
-        floor = "at least 1" if name in _AT_LEAST_ONE else "not negative"
-        raise ConfigError(f"setting {name!r} must be {floor}, got {value!r}")
+    meta = fields[name].metadata
+    converted = _convert(name, value, fields[name].default)
+    if isinstance(converted, int | float) and not isinstance(converted, bool):
+        if not math.isfinite(converted):
+            raise ConfigError(f"setting {name!r} must be a finite number, got {value!r}")
+        low, high = meta["minimum"], meta["maximum"]
+        if (low is not None and converted < low) or (high is not None and converted > high):
+            bounds = f"at least {low}" + (f" and at most {high}" if high is not None else "")
+            raise ConfigError(f"setting {name!r} must be {bounds}, got {value!r}")
     return converted
+
+
+def _convert(name: str, value: Any, default: Any) -> Any:
+    # Strings come from the environment and flags and are parsed; TOML values
+    # already have a type, which must be the setting's (no true -> 1, no 2.7 -> 2).
+    wrong = ConfigError(f"setting {name!r}: {value!r} is not a valid {type(default).__name__}")
+    if isinstance(default, Path):
+        if not isinstance(value, str | Path):
+            raise wrong
+        return Path(value)
+    if isinstance(value, bool):
+        raise wrong
+    try:
+        if isinstance(default, int):
+            if isinstance(value, float):
+                raise wrong
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+    except (TypeError, ValueError):
+        raise wrong from None
+    if not isinstance(value, str):
+        raise wrong
+    return value

@@ -27,6 +27,7 @@ class _Host:
     delay: float
     queue: deque[CrawlUrl] = field(default_factory=deque)
     in_flight: int = 0
+    last_start: float | None = None
     next_time: float = 0.0
     scheduled: bool = False
 
@@ -64,12 +65,16 @@ class Frontier:
             key = self._ready.popleft()
             state = self._hosts[key]
             state.scheduled = False
+            if now < state.next_time:  # the host was slowed down while it waited
+                self._schedule(key, state, state.next_time)
+                continue
             if not state.queue or state.in_flight >= self._host_concurrency:
                 continue
             item = state.queue.popleft()
             self._queued -= 1
             state.in_flight += 1
             self._in_flight += 1
+            state.last_start = now
             state.next_time = now + state.delay
             self._schedule(key, state, state.next_time)
             return item
@@ -96,8 +101,15 @@ class Frontier:
         return self._cooldown[0][0] if self._cooldown else None
 
     def set_delay(self, url: str, delay: float) -> None:
-        """Slow one host down (a robots.txt Crawl-delay longer than ours)."""
-        self._host(_host_key(url)).delay = delay
+        """Change one host's delay (a robots.txt Crawl-delay longer than ours).
+
+        It applies from the host's last request on, also when the host is
+        already waiting for its turn.
+        """
+        state = self._host(_host_key(url))
+        state.delay = delay
+        if state.last_start is not None:
+            state.next_time = state.last_start + delay
 
     def seen(self, url: str) -> bool:
         return url in self._seen

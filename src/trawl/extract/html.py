@@ -24,6 +24,16 @@ MAX_ANCHOR_CHARS = 300
 NOT_TEXT = ["script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "nav"]
 
 _SPACE = re.compile(r"\s+")
+# Text nodes are joined with no separator, so that inline markup ("<b>T</b>he")
+# never splits a word; a space is put before every block-level tag instead, so
+# that blocks ("<p>a</p><p>b</p>") never run together. Done on the markup
+# because selectolax reports no element ends while walking the tree.
+_BLOCK_TAG = re.compile(
+    r"<(/?)(address|article|aside|blockquote|br|caption|dd|details|dialog|div|dl|dt|fieldset"
+    r"|figcaption|figure|footer|form|h[1-6]|header|hr|img|legend|li|main|nav|ol|option|p|pre"
+    r"|section|summary|table|tbody|td|tfoot|th|thead|tr|ul)\b",
+    re.IGNORECASE,
+)
 
 
 def parse_html(
@@ -37,7 +47,7 @@ def parse_html(
     ``content_type`` and ``content_language`` are the response's header values.
     """
     _, text = html_to_unicode(content_type, body)
-    tree = LexborHTMLParser(text)
+    tree = LexborHTMLParser(_BLOCK_TAG.sub(r" <\1\2", text))
     base = _base_url(tree, url)
     root = tree.root
     html_lang = root.attributes.get("lang") if root is not None else None
@@ -52,7 +62,7 @@ def parse_html(
     main_text = ""
     if body_node is not None:
         body_node.strip_tags(NOT_TEXT)
-        main_text = _collapse(body_node.text(separator=" "))
+        main_text = _collapse(body_node.text(separator=""))
     lang = detect_language(html_lang, content_language, main_text or title)
     return ParsedPage(
         title=title,
@@ -71,7 +81,7 @@ def _collapse(text: str) -> str:
 
 
 def _text(node: LexborNode) -> str:
-    return _collapse(node.text(separator=" "))
+    return _collapse(node.text(separator=""))
 
 
 def _title(tree: LexborHTMLParser) -> str:

@@ -22,7 +22,9 @@ def lead(text: str, limit: int) -> str:
     """The start of a text cut at a word boundary, escaped, for results with no match in it."""
     if len(text) <= limit:
         return escape(text)
-    cut = text[:limit].rsplit(" ", 1)[0]
+    cut = text[:limit]
+    if not text[limit].isspace():  # the limit falls inside a word: drop that word
+        cut = cut.rsplit(" ", 1)[0]
     return escape(cut) + " …"
 
 

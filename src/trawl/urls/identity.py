@@ -9,6 +9,7 @@ an empty path written as ``/``, unsafe characters percent-encoded (w3lib).
 
 from __future__ import annotations
 
+import re
 from urllib.parse import SplitResult, unquote_plus, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import safe_url_string
@@ -31,6 +32,9 @@ TRACKING_PARAMS = frozenset(
     }
 )
 MAX_URL_LENGTH = 16_384
+# URLs made only of these characters come out of w3lib's safe_url_string
+# unchanged, so the (costly) call is skipped for them: most links on most pages.
+_ALREADY_SAFE = re.compile(r"[A-Za-z0-9\-._~:/?#@!$&()*+,;=%]*")
 
 
 def normalise(url: str, base: str | None = None) -> str:
@@ -44,16 +48,42 @@ def normalise(url: str, base: str | None = None) -> str:
         except ValueError as e:
             raise InvalidUrl(f"cannot resolve {url!r}: {e}") from e
     parts = split(url)
-    netloc = _netloc(parts)
-    # urljoin against the bare origin applies RFC 3986 remove_dot_segments.
-    path = urlsplit(urljoin(f"{parts.scheme}://{netloc}/", parts.path or "/")).path
-    return urlunsplit((parts.scheme, netloc, path, _clean_query(parts.query), ""))
+    path = parts.path or "/"
+    if "/." in path:
+        path = remove_dot_segments(path)
+    identity = urlunsplit((parts.scheme, _netloc(parts), path, _clean_query(parts.query), ""))
+    if len(identity) > MAX_URL_LENGTH:  # resolving and percent-encoding can lengthen a URL
+        raise InvalidUrl(f"URL longer than {MAX_URL_LENGTH} characters once resolved")
+    return identity
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4 for an absolute path.
+
+    Written out because urljoin, the standard library's only route to it,
+    reads a path starting with "//" as a host name.
+    """
+    output: list[str] = []
+    segments = path.split("/")[1:]
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == ".":
+            if last:
+                output.append("")
+        elif segment == "..":
+            if output:
+                output.pop()
+            if last:
+                output.append("")
+        else:
+            output.append(segment)
+    return "/" + "/".join(output)
 
 
 def split(url: str) -> SplitResult:
     """Parse an absolute http(s) URL, percent-encoding what browsers would."""
     try:
-        parts = urlsplit(safe_url_string(url))
+        parts = urlsplit(url if _ALREADY_SAFE.fullmatch(url) else safe_url_string(url))
         scheme = parts.scheme.lower()
         if scheme not in SCHEMES:
             raise InvalidUrl(f"only http and https URLs can be crawled, not {url[:80]!r}")
@@ -61,7 +91,8 @@ def split(url: str) -> SplitResult:
             raise CredentialsInUrl("URLs with user:password are refused")
         if not parts.hostname:
             raise InvalidUrl(f"URL has no host: {url[:80]!r}")
-        parts.port  # noqa: B018 - raises ValueError on a bad port
+        if parts.port == 0:  # parts.port also raises ValueError on a malformed port
+            raise InvalidUrl(f"port 0 cannot be fetched: {url[:80]!r}")
     except ValueError as e:  # urlsplit, IDNA and port errors
         raise InvalidUrl(f"malformed URL {url[:80]!r}: {e}") from e
     return parts._replace(scheme=scheme)

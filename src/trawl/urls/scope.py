@@ -8,6 +8,7 @@ same host; a downgrade is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from trawl.urls.identity import split
 
@@ -24,7 +25,10 @@ class HostScope:
         return cls(parts.scheme, parts.hostname or "", _explicit_port(parts.scheme, parts.port))
 
     def contains(self, url: str) -> bool:
-        parts = split(url)
+        """``url`` must be an identity (``normalise``'s output): it is not re-checked here."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            return False
         if (parts.hostname or "").rstrip(".") != self.host.rstrip("."):
             return False
         port = _explicit_port(parts.scheme, parts.port)

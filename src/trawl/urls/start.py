@@ -8,6 +8,10 @@ from trawl.errors import InvalidUrl
 from trawl.urls.identity import normalise
 
 _HAS_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_SCHEME_LIKE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$", re.DOTALL)
+_PORT_THEN_REST = re.compile(r"^\d+([/?#]|$)")
+# Typed without "//", these are schemes, not host names.
+_OTHER_SCHEMES = frozenset({"mailto", "javascript", "tel", "data", "file", "ftp", "about", "blob"})
 
 
 def parse_start_url(text: str) -> str:
@@ -20,8 +24,19 @@ def parse_start_url(text: str) -> str:
     if not text:
         raise InvalidUrl("empty start URL")
     if not _HAS_SCHEME.match(text):
-        if ":" in text.split("/", 1)[0] and not re.match(r"^[^:/]+:\d+(/|$)", text):
-            # "mailto:x" or "javascript:..." -- a scheme, just not one we crawl.
+        if _is_other_scheme(text):
             raise InvalidUrl(f"only http and https URLs can be crawled, not {text[:80]!r}")
         text = "https://" + text
     return normalise(text)
+
+
+def _is_other_scheme(text: str) -> bool:
+    """ "mailto:x" is a scheme; "example.com:8080/x" and "user:pw@host" are not."""
+    match = _SCHEME_LIKE.match(text)
+    if match is None:
+        return False
+    prefix, rest = match.groups()
+    if prefix.lower() in _OTHER_SCHEMES:
+        return True
+    has_userinfo = "@" in text.split("/", 1)[0]
+    return not _PORT_THEN_REST.match(rest) and not has_userinfo

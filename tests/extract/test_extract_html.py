@@ -1,0 +1,360 @@
+"""HTML -> ParsedPage (trawl.extract.html.parse_html)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trawl.extract.html import MAX_ANCHOR_CHARS, parse_html
+from trawl.records import Link, ParsedPage
+
+PAGE = "https://example.com/dir/page.html"
+
+
+def parse(html: str | bytes, **kwargs: str | None) -> ParsedPage:
+    body = html.encode("utf-8") if isinstance(html, str) else html
+    return parse_html(body, PAGE, **kwargs)
+
+
+def link_urls(page: ParsedPage) -> list[str]:
+    return [link.url for link in page.links]
+
+
+# -- title ------------------------------------------------------------------------
+
+
+def test_title_in_head() -> None:
+    page = parse("<html><head><title>  Hello \n  World </title></head><body>x</body></html>")
+    assert page.title == "Hello World"
+
+
+def test_title_inside_body() -> None:
+    page = parse("<html><head></head><body><title>Lost title</title><p>x</p></body></html>")
+    assert page.title == "Lost title"
+
+
+def test_svg_title_is_not_the_page_title() -> None:
+    html = (
+        "<html><body><svg><title>Menu icon</title><path d='M0'/></svg>"
+        "<title>Real title</title></body></html>"
+    )
+    assert parse(html).title == "Real title"
+
+
+def test_svg_title_alone_gives_no_title() -> None:
+    assert parse("<body><svg><g><title>Icon</title></g></svg><p>text</p></body>").title == ""
+
+
+def test_first_non_empty_title_wins() -> None:
+    html = "<head><title> </title></head><body><title>Second</title><title>Third</title></body>"
+    assert parse(html).title == "Second"
+
+
+def test_title_entities_are_decoded() -> None:
+    assert parse("<title>Fish &amp; Chips &lt;3</title>").title == "Fish & Chips <3"
+
+
+def test_no_title() -> None:
+    assert parse("<p>no title here</p>").title == ""
+
+
+# -- description and headings ---------------------------------------------------------
+
+
+def test_meta_description() -> None:
+    html = "<head><meta name='description' content='  A short\n summary. '></head>"
+    assert parse(html).description == "A short summary."
+
+
+@pytest.mark.parametrize("name", ["Description", "DESCRIPTION", " description "])
+def test_meta_description_name_is_case_insensitive(name: str) -> None:
+    html = f"<head><meta name='keywords' content='k'><meta name='{name}' content='d'></head>"
+    assert parse(html).description == "d"
+
+
+def test_no_meta_description() -> None:
+    assert parse("<head><meta name='keywords' content='k'></head>").description == ""
+
+
+def test_h1_and_h2_lists_in_document_order() -> None:
+    html = (
+        "<body><h1>Main</h1><h2>First  part</h2><p>x</p><h2>Second <em>part</em></h2>"
+        "<h1></h1><h3>Not listed</h3></body>"
+    )
+    page = parse(html)
+    assert page.h1 == ("Main",)
+    assert page.h2 == ("First part", "Second part")
+
+
+# -- main text ----------------------------------------------------------------------
+
+
+def test_text_excludes_script_style_nav_noscript_and_friends() -> None:
+    html = """<html><head><title>T</title><script>var head = 1;</script></head><body>
+        <nav><a href="/menu">Menu item</a></nav>
+        <script>var secret = "script text";</script>
+        <style>.x { color: red }</style>
+        <noscript>Enable JavaScript</noscript>
+        <template><p>template text</p></template>
+        <svg><text>svg text</text></svg>
+        <p>Visible paragraph.</p>
+    </body></html>"""
+    page = parse(html)
+    assert page.text == "Visible paragraph."
+    for hidden in ("secret", "color", "Enable", "template", "svg text", "Menu item", "head"):
+        assert hidden not in page.text
+
+
+def test_nav_links_are_still_extracted() -> None:
+    html = "<body><nav><a href='/menu'>Menu item</a></nav><p>Body</p></body>"
+    page = parse(html)
+    assert page.links == (Link("https://example.com/menu", "Menu item", False),)
+    assert "Menu" not in page.text
+
+
+def test_text_whitespace_is_collapsed_and_blocks_are_separated() -> None:
+    page = parse("<body><p>one\n\n  two</p><p>three</p><div>four</div></body>")
+    assert page.text == "one two three four"
+    assert page.word_count == 4
+
+
+def test_text_entities_are_decoded() -> None:
+    assert parse("<body><p>caf&eacute; &amp; cr&egrave;me</p></body>").text == "café & crème"
+
+
+def test_inline_markup_does_not_split_words() -> None:
+    page = parse("<body><p><span class='dropcap'>T</span>he un<em>believ</em>able</p></body>")
+    assert page.text == "The unbelievable"
+
+
+def test_empty_document() -> None:
+    page = parse(b"")
+    assert page.title == ""
+    assert page.text == ""
+    assert page.word_count == 0
+    assert page.links == ()
+    assert page.lang is None
+
+
+# -- links ------------------------------------------------------------------------
+
+
+def test_links_are_resolved_against_the_page_url() -> None:
+    html = """<body>
+        <a href="sibling.html">Sibling</a>
+        <a href="../up.html">Up</a>
+        <a href="/root">Root</a>
+        <a href="//cdn.example.net/file">CDN</a>
+        <a href="https://other.org/x#frag">Other</a>
+        <a href="?page=2&utm_source=nav">Next</a>
+    </body>"""
+    assert link_urls(parse(html)) == [
+        "https://example.com/dir/sibling.html",
+        "https://example.com/up.html",
+        "https://example.com/root",
+        "https://cdn.example.net/file",
+        "https://other.org/x",
+        "https://example.com/dir/page.html?page=2",
+    ]
+
+
+def test_links_are_resolved_against_base_href() -> None:
+    html = """<html><head><base href="https://static.example.org/docs/v2/"></head><body>
+        <a href="intro.html">Intro</a><a href="/top">Top</a></body></html>"""
+    assert link_urls(parse(html)) == [
+        "https://static.example.org/docs/v2/intro.html",
+        "https://static.example.org/top",
+    ]
+
+
+def test_relative_base_href_is_resolved_against_the_page() -> None:
+    html = "<head><base href='/other/'></head><body><a href='x.html'>x</a></body>"
+    assert link_urls(parse(html)) == ["https://example.com/other/x.html"]
+
+
+def test_unusable_base_href_is_ignored() -> None:
+    html = "<head><base href='javascript:void(0)'></head><body><a href='x.html'>x</a></body>"
+    assert link_urls(parse(html)) == ["https://example.com/dir/x.html"]
+
+
+def test_anchor_text_is_collapsed() -> None:
+    page = parse("<a href='/a'>  Read\n   <b>more</b>  </a>")
+    assert page.links[0].anchor == "Read more"
+
+
+def test_img_alt_is_the_anchor_when_there_is_no_text() -> None:
+    html = "<a href='/home'><img src='logo.png' alt='  Example   home '></a>"
+    assert parse(html).links == (Link("https://example.com/home", "Example home", False),)
+
+
+def test_text_wins_over_img_alt() -> None:
+    html = "<a href='/home'><img src='logo.png' alt='Logo'> Home page</a>"
+    assert parse(html).links[0].anchor == "Home page"
+
+
+def test_link_without_any_text_has_an_empty_anchor() -> None:
+    assert parse("<a href='/x'><img src='a.png'></a>").links[0].anchor == ""
+
+
+def test_long_anchor_is_cut() -> None:
+    page = parse(f"<a href='/x'>{'word ' * 200}</a>")
+    assert len(page.links[0].anchor) == MAX_ANCHOR_CHARS
+
+
+@pytest.mark.parametrize(
+    ("rel", "nofollow"),
+    [
+        ("nofollow", True),
+        ("NoFollow", True),
+        ("external nofollow noopener", True),
+        ("noopener", False),
+        ("", False),
+    ],
+)
+def test_nofollow_flag(rel: str, nofollow: bool) -> None:
+    page = parse(f"<a href='/x' rel='{rel}'>x</a>")
+    assert page.links[0].nofollow is nofollow
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "javascript:void(0)",
+        "JavaScript:alert(1)",
+        "mailto:someone@example.com",
+        "tel:+4512345678",
+        "ftp://example.com/file",
+        "data:text/html,hi",
+        "#section",
+        "",
+        "https://user:pw@example.com/",
+        "http://example.com:99999/",
+    ],
+)
+def test_uncrawlable_links_are_skipped(href: str) -> None:
+    page = parse(f"<a href='{href}'>skip me</a><a href='/keep'>keep</a>")
+    assert link_urls(page) == ["https://example.com/keep"]
+
+
+def test_anchor_without_href_is_not_a_link() -> None:
+    assert parse("<a name='top'>Top</a>").links == ()
+
+
+def test_duplicate_links_are_kept_in_order() -> None:
+    page = parse("<a href='/a'>one</a><a href='/b'>two</a><a href='/a'>three</a>")
+    assert [(link.url, link.anchor) for link in page.links] == [
+        ("https://example.com/a", "one"),
+        ("https://example.com/b", "two"),
+        ("https://example.com/a", "three"),
+    ]
+
+
+# -- encodings ----------------------------------------------------------------------
+
+DANISH = (
+    "<html><head><title>Rødgrød med fløde</title></head><body><p>Æblegrød på Ærø</p></body></html>"
+)
+
+
+def test_charset_from_the_content_type_header() -> None:
+    page = parse_html(DANISH.encode("cp1252"), PAGE, content_type="text/html; charset=windows-1252")
+    assert page.title == "Rødgrød med fløde"
+    assert page.text == "Æblegrød på Ærø"
+
+
+def test_charset_from_meta_charset() -> None:
+    html = DANISH.replace("<head>", "<head><meta charset='windows-1252'>")
+    page = parse_html(html.encode("cp1252"), PAGE, content_type="text/html")
+    assert page.title == "Rødgrød med fløde"
+
+
+def test_charset_from_meta_http_equiv() -> None:
+    html = DANISH.replace(
+        "<head>", "<head><meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'>"
+    )
+    page = parse_html(html.encode("latin-1"), PAGE)
+    assert page.text == "Æblegrød på Ærø"
+
+
+def test_header_charset_wins_over_meta_charset() -> None:
+    html = DANISH.replace("<head>", "<head><meta charset='windows-1252'>")
+    page = parse_html(html.encode("utf-8"), PAGE, content_type="text/html; charset=utf-8")
+    assert page.title == "Rødgrød med fløde"
+
+
+def test_utf8_bom() -> None:
+    page = parse_html(b"\xef\xbb\xbf" + DANISH.encode("utf-8"), PAGE)
+    assert page.title == "Rødgrød med fløde"
+    assert not page.text.startswith("\ufeff")
+
+
+def test_utf8_bom_wins_over_a_wrong_header() -> None:
+    body = b"\xef\xbb\xbf" + DANISH.encode("utf-8")
+    page = parse_html(body, PAGE, content_type="text/html; charset=iso-8859-1")
+    assert page.title == "Rødgrød med fløde"
+
+
+def test_utf16_with_bom() -> None:
+    page = parse_html(DANISH.encode("utf-16"), PAGE)
+    assert page.title == "Rødgrød med fløde"
+
+
+def test_utf8_without_any_declaration() -> None:
+    page = parse_html(DANISH.encode("utf-8"), PAGE)
+    assert page.text == "Æblegrød på Ærø"
+
+
+def test_invalid_utf8_is_replaced_not_fatal() -> None:
+    page = parse_html(b"<title>Bad \xff\xfe bytes</title><p>ok</p>", PAGE, content_type="text/html")
+    assert page.title.startswith("Bad")
+    assert page.title.endswith("bytes")
+
+
+def test_unknown_charset_in_header_falls_back() -> None:
+    body = DANISH.encode("utf-8")
+    page = parse_html(body, PAGE, content_type="text/html; charset=no-such-charset")
+    assert page.title == "Rødgrød med fløde"
+
+
+# -- broken markup --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html><head><title>Unclosed",
+        b"<a href='/x'>unclosed <b>link",
+        b"</p></div></body></html>",
+        b"<<<>>>&&&;;;",
+        b"<a href=\"/x\" href='/y'>two hrefs</a>",
+        b"<base href='http://[::1'><a href='x'>x</a>",
+        b"\x00\x01\x02<p>\x00</p>",
+        b"<svg><title>t</svg></title>",
+        b"<a href='" + b"a" * 20_000 + b"'>huge</a>",
+    ],
+)
+def test_broken_html_never_raises(body: bytes) -> None:
+    assert isinstance(parse_html(body, PAGE), ParsedPage)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2_000))
+def test_arbitrary_bytes_give_a_parsed_page(body: bytes) -> None:
+    page = parse_html(body, PAGE)
+    assert isinstance(page, ParsedPage)
+    assert page.word_count == len(page.text.split())
+
+
+_TAG = st.sampled_from(
+    ["<a href='", "'>", "<title>", "</title>", "<svg>", "</svg>", "<base href='", "<p>", "</a>"]
+)
+_CHUNK = st.one_of(_TAG, st.text(max_size=10), st.sampled_from(["javascript:", "//", "../", "#"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_CHUNK, max_size=40), st.sampled_from([None, "text/html; charset=utf-8"]))
+def test_tag_soup_gives_a_parsed_page(chunks: list[str], content_type: str | None) -> None:
+    page = parse_html("".join(chunks).encode("utf-8", "surrogatepass"), PAGE, content_type)
+    assert isinstance(page, ParsedPage)
+    assert all(link.url.startswith(("http://", "https://")) for link in page.links)

@@ -1,0 +1,89 @@
+"""From typed text to the words the index is asked for (trawl.search.query)."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trawl.errors import QueryError
+from trawl.search.query import MAX_QUERY_CHARS, MAX_WORDS, parse_query
+
+
+def test_words_are_lower_cased() -> None:
+    assert parse_query("Hello WORLD").words == ("hello", "world")
+
+
+def test_text_is_kept_as_typed_but_trimmed() -> None:
+    query = parse_query("  Hello WORLD \n")
+    assert query.text == "Hello WORLD"
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("AND OR NOT", ("and", "or", "not")),
+        ('title:"exact phrase" -minus +plus', ("title", "exact", "phrase", "minus", "plus")),
+        (
+            "(a OR b) AND [c TO d] {e} ^2 ~3 * ? \\ / :",
+            ("a", "or", "b", "and", "c", "to", "d", "e", "2", "3"),
+        ),
+        ("C++ and C#", ("c", "and", "c")),
+        ("snake_case", ("snake", "case")),
+        ("e-mail o'clock 3.14", ("e", "mail", "o", "clock", "3", "14")),
+        ("<script>alert(1)</script>", ("script", "alert", "1", "script")),
+    ],
+)
+def test_punctuation_and_operators_only_separate_words(typed: str, words: tuple[str, ...]) -> None:
+    assert parse_query(typed).words == words
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("Æblegrød PÅ Ærø", ("æblegrød", "på", "ærø")),
+        ("Straße", ("straße",)),
+        ("日本語 テスト", ("日本語", "テスト")),
+        ("a1 B2 3c", ("a1", "b2", "3c")),
+    ],
+)
+def test_unicode_letters_and_digits_make_words(typed: str, words: tuple[str, ...]) -> None:
+    assert parse_query(typed).words == words
+
+
+@pytest.mark.parametrize("typed", ["", "   ", "!!! ??? ---", '"" () :'])
+def test_queries_without_words_are_empty(typed: str) -> None:
+    query = parse_query(typed)
+    assert query.words == ()
+    assert query.empty
+
+
+def test_a_query_with_words_is_not_empty() -> None:
+    assert not parse_query("x").empty
+
+
+def test_at_most_max_words_are_kept() -> None:
+    words = [f"w{i}" for i in range(MAX_WORDS + 10)]
+    query = parse_query(" ".join(words))
+    assert query.words == tuple(words[:MAX_WORDS])
+
+
+def test_query_at_the_length_limit_is_accepted() -> None:
+    assert parse_query("x" * MAX_QUERY_CHARS).words == ("x" * MAX_QUERY_CHARS,)
+
+
+def test_over_long_query_raises_query_error() -> None:
+    with pytest.raises(QueryError, match=str(MAX_QUERY_CHARS)):
+        parse_query("x" * (MAX_QUERY_CHARS + 1))
+
+
+@given(st.text(max_size=MAX_QUERY_CHARS))
+def test_no_input_within_the_limit_is_an_error(typed: str) -> None:
+    query = parse_query(typed)
+    assert len(query.words) <= MAX_WORDS
+    for word in query.words:
+        assert word
+        assert word == word.lower()
+        assert not any(ch.isspace() or ch in string.punctuation for ch in word)

@@ -1,0 +1,153 @@
+"""What a response means for the index (trawl.understand.response)."""
+
+from __future__ import annotations
+
+import pytest
+
+from trawl.records import CrawlUrl, FetchResult, ParsedPage
+from trawl.understand.response import understand_response, with_content
+
+ITEM = CrawlUrl("https://example.com/docs/page.html", depth=3, source="https://example.com/")
+
+
+def result(status: int, *headers: tuple[str, str]) -> FetchResult:
+    return FetchResult(url=ITEM.url, status=status, headers=headers, fetched_at=1_700_000_000.0)
+
+
+HTML = ("Content-Type", "text/html; charset=utf-8")
+
+
+def test_200_html_is_indexable() -> None:
+    record, follow = understand_response(ITEM, result(200, HTML))
+    assert record.indexable is True
+    assert record.error is None
+    assert record.redirect_to is None
+    assert follow == []
+
+
+def test_record_carries_what_the_fetch_said() -> None:
+    record, _ = understand_response(ITEM, result(200, HTML))
+    assert record.url == ITEM.url
+    assert record.host == "example.com"
+    assert record.status == 200
+    assert record.depth == 3
+    assert record.fetched_at == 1_700_000_000.0
+    assert record.content_type == "text/html"
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/html", "TEXT/HTML; charset=latin-1", "application/xhtml+xml"]
+)
+def test_html_media_types_are_indexable(content_type: str) -> None:
+    record, _ = understand_response(ITEM, result(200, ("content-type", content_type)))
+    assert record.indexable is True
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/pdf", "image/png", "text/plain", "application/json", ""]
+)
+def test_non_html_200_is_not_indexable(content_type: str) -> None:
+    headers = (("Content-Type", content_type),) if content_type else ()
+    record, follow = understand_response(ITEM, result(200, *headers))
+    assert record.indexable is False
+    assert record.error is None
+    assert follow == []
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_redirect_with_relative_location(status: int) -> None:
+    record, follow = understand_response(
+        ITEM, result(status, ("Location", "../guide/?utm_source=x&b=2&a=1#top"))
+    )
+    target = "https://example.com/guide/?a=1&b=2"
+    assert record.redirect_to == target
+    assert follow == [target]
+    assert record.indexable is False
+    assert record.error is None
+
+
+def test_redirect_with_absolute_location_is_normalised() -> None:
+    record, follow = understand_response(ITEM, result(301, ("location", "HTTPS://Example.COM:443")))
+    assert record.redirect_to == "https://example.com/"
+    assert follow == ["https://example.com/"]
+
+
+def test_redirect_to_another_host_is_reported_too() -> None:
+    # Scope is the crawler's business; understanding only resolves the target.
+    _, follow = understand_response(ITEM, result(302, ("Location", "//other.org/x")))
+    assert follow == ["https://other.org/x"]
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "mailto:webmaster@example.com",
+        "javascript:alert(1)",
+        "ftp://example.com/file",
+        "https://user:secret@example.com/",
+        "http://example.com:99999/",
+        "http://[::1/",
+    ],
+)
+def test_unusable_location(location: str) -> None:
+    record, follow = understand_response(ITEM, result(302, ("Location", location)))
+    assert follow == []
+    assert record.redirect_to is None
+    assert record.indexable is False
+    assert record.error is not None
+    assert record.error.startswith("unusable redirect")
+
+
+def test_credentials_in_location_are_not_leaked_into_the_error() -> None:
+    record, _ = understand_response(
+        ITEM, result(302, ("Location", "https://user:hunter2@example.com/"))
+    )
+    assert record.error is not None
+    assert "hunter2" not in record.error
+
+
+def test_location_outside_3xx_is_ignored() -> None:
+    record, follow = understand_response(ITEM, result(200, HTML, ("Location", "/elsewhere")))
+    assert record.redirect_to is None
+    assert record.indexable is True
+    assert follow == []
+
+
+def test_3xx_without_location_is_not_indexable() -> None:
+    record, follow = understand_response(ITEM, result(301, HTML))
+    assert record.indexable is False
+    assert record.redirect_to is None
+    assert follow == []
+
+
+@pytest.mark.parametrize("status", [400, 403, 404, 410, 429, 500, 502, 503])
+def test_error_statuses_are_not_indexable(status: int) -> None:
+    record, follow = understand_response(ITEM, result(status, HTML))
+    assert record.indexable is False
+    assert record.error == f"HTTP {status}"
+    assert follow == []
+
+
+def test_with_content_copies_the_parsed_page() -> None:
+    record, _ = understand_response(ITEM, result(200, HTML))
+    parsed = ParsedPage(
+        title="T",
+        description="D",
+        h1=("H1",),
+        h2=("H2a", "H2b"),
+        text="some words here",
+        lang="en",
+        word_count=3,
+        links=(),
+    )
+    full = with_content(record, parsed)
+    assert (full.title, full.description, full.text, full.lang, full.word_count) == (
+        "T",
+        "D",
+        "some words here",
+        "en",
+        3,
+    )
+    assert full.headings == ("H1", "H2a", "H2b")
+    assert full.indexable is True
+    assert full.url == record.url
