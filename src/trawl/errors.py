@@ -7,6 +7,7 @@
     ├── FetchError             one request failed; the crawl goes on
     │   ├── BlockedAddress     the host resolves only to addresses we must not reach
     │   └── FetchTimeout       connect or read took too long
+    ├── SitemapError           a sitemap is malformed, hostile or over a limit
     ├── StoreError             the store cannot be opened or migrated
     ├── SearchIndexError       the index cannot be opened or written
     └── QueryError             a search request is unusable (bad page number, ...)
@@ -43,6 +44,10 @@ class BlockedAddress(FetchError):
 
 class FetchTimeout(FetchError):
     """Connecting or reading took longer than the configured timeout."""
+
+
+class SitemapError(TrawlError):
+    """A sitemap cannot be used: malformed, hostile (entities), or over a size limit."""
 
 
 class StoreError(TrawlError):
