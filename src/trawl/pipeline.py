@@ -57,7 +57,7 @@ class PagePipeline:
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         self._store.frontier_add(self._crawl_id, items)
 
-    def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()
         if record.indexable:

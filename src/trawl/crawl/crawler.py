@@ -35,7 +35,7 @@ class PageSink(Protocol):
 
     def admitted(self, items: Sequence[CrawlUrl]) -> None: ...
 
-    def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
         """Record a response; return the URLs it points to (links, redirect target)."""
         ...
 
@@ -165,7 +165,7 @@ class Crawler:
             return
         self.stats.ok += 1
         try:
-            found = self._sink.fetched(item, result)
+            found = await self._sink.fetched(item, result)
         except Exception:
             # A hostile page must never stop the crawl; the bug is logged with its URL.
             log.exception("processing %s failed", item.url)

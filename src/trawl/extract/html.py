@@ -7,6 +7,7 @@ than lxml on this work and never raises on broken markup. The decoding order
 
 from __future__ import annotations
 
+import functools
 import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -23,15 +24,14 @@ MAX_ANCHOR_CHARS = 300
 # every page and would make every query match every page of a site.
 NOT_TEXT = ["script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "nav"]
 
-_SPACE = re.compile(r"\s+")
 # Text nodes are joined with no separator, so that inline markup ("<b>T</b>he")
 # never splits a word; a space is put before every block-level tag instead, so
 # that blocks ("<p>a</p><p>b</p>") never run together. Done on the markup
 # because selectolax reports no element ends while walking the tree.
 _BLOCK_TAG = re.compile(
-    r"<(/?)(address|article|aside|blockquote|br|caption|dd|details|dialog|div|dl|dt|fieldset"
+    r"<(?=/?(?:address|article|aside|blockquote|br|caption|dd|details|dialog|div|dl|dt|fieldset"
     r"|figcaption|figure|footer|form|h[1-6]|header|hr|img|legend|li|main|nav|ol|option|p|pre"
-    r"|section|summary|table|tbody|td|tfoot|th|thead|tr|ul)\b",
+    r"|section|summary|table|tbody|td|tfoot|th|thead|tr|ul)\b)",
     re.IGNORECASE,
 )
 
@@ -47,7 +47,7 @@ def parse_html(
     ``content_type`` and ``content_language`` are the response's header values.
     """
     _, text = html_to_unicode(content_type, body)
-    tree = LexborHTMLParser(_BLOCK_TAG.sub(r" <\1\2", text))
+    tree = LexborHTMLParser(_BLOCK_TAG.sub(" <", text))
     base = _base_url(tree, url)
     root = tree.root
     html_lang = root.attributes.get("lang") if root is not None else None
@@ -77,7 +77,7 @@ def parse_html(
 
 
 def _collapse(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def _text(node: LexborNode) -> str:
@@ -109,6 +109,16 @@ def _meta_content(tree: LexborHTMLParser, name: str) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=32_768)
+def _resolve(href: str, base: str) -> str | None:
+    # Sites repeat the same links (navigation, footers) on every page, and
+    # normalising is the costliest step of link extraction: remember answers.
+    try:
+        return normalise(href, base=base)
+    except InvalidUrl:
+        return None
+
+
 def _base_url(tree: LexborHTMLParser, url: str) -> str:
     node = tree.css_first("base[href]")
     href = node.attributes.get("href") if node is not None else None
@@ -122,13 +132,15 @@ def _base_url(tree: LexborHTMLParser, url: str) -> str:
 
 def _links(tree: LexborHTMLParser, base: str) -> tuple[Link, ...]:
     links: list[Link] = []
+    base_dir = base.split("?", 1)[0].rsplit("/", 1)[0] + "/"
     for node in tree.css("a[href]"):
-        href = node.attributes.get("href") or ""
+        href = (node.attributes.get("href") or "").strip()
         if not href or href.startswith("#"):
             continue
-        try:
-            target = normalise(href, base=base)
-        except InvalidUrl:
+        # A query-only link depends on the whole base URL; any other link only on
+        # the base's folder, which every page of a flat site shares.
+        target = _resolve(href, base if href.startswith("?") else base_dir)
+        if target is None:
             continue  # mailto:, javascript:, malformed: not a crawlable link
         anchor = _text(node)
         if not anchor:
