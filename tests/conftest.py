@@ -14,11 +14,12 @@ from fixture_sites import Route, SiteServer
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[dict[str, Route]], SiteServer]]:
+def serve() -> Iterator[Callable[..., SiteServer]]:
+    """Start a SiteServer (``serve(routes, host=..., dynamic=...)``), stopped after the test."""
     started: list[SiteServer] = []
 
-    def start(routes: dict[str, Route]) -> SiteServer:
-        server = SiteServer(routes).__enter__()
+    def start(routes: dict[str, Route], **options: Any) -> SiteServer:
+        server = SiteServer(routes, **options).__enter__()
         started.append(server)
         return server
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,12 +27,20 @@ def shared_data(relative: str) -> Path:
     return path
 
 
+HOUSEKEEPING = frozenset({"/robots.txt", "/sitemap.xml", "/sitemap_index.xml"})
+
+
 @dataclass
 class Route:
     body: bytes = b""
     status: int = 200
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html"})
     delay: float = 0.0  # seconds before answering: for timeout tests
+    # Instead of ``body``: chunks sent one by one (no Content-Length, connection
+    # closed at the end), with ``chunk_delay`` seconds between them.
+    chunks: Iterable[bytes] | None = None
+    chunk_delay: float = 0.0
+    etag: str | None = None  # sent, and answered with 304 when the client sends it back
 
 
 def html_page(title: str, body: str, *, head: str = "") -> Route:
@@ -42,12 +51,31 @@ def html_page(title: str, body: str, *, head: str = "") -> Route:
     return Route(doc.encode())
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-answer is what the crawler's limits do on purpose.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class SiteServer:
     """A threaded HTTP server answering from a dict of path -> Route, logging each request."""
 
-    def __init__(self, routes: dict[str, Route]) -> None:
+    def __init__(
+        self,
+        routes: dict[str, Route],
+        *,
+        host: str = "127.0.0.1",
+        dynamic: Callable[[str], Route | None] | None = None,
+    ) -> None:
+        """``dynamic`` answers paths not in ``routes`` (an endless calendar, say)."""
         self.routes = routes
+        self.host = host
         self.requests: list[tuple[float, str, str]] = []  # (time, method, path)
+        self.request_headers: list[dict[str, str]] = []
+        self.bytes_sent = 0
         self._lock = threading.Lock()
         server = self
 
@@ -63,39 +91,66 @@ class SiteServer:
             def _answer(self, *, send_body: bool) -> None:
                 with server._lock:
                     server.requests.append((time.monotonic(), self.command, self.path))
+                    server.request_headers.append(dict(self.headers.items()))
                 route = server.routes.get(self.path)
+                if route is None and dynamic is not None:
+                    route = dynamic(self.path)
                 if route is None:
                     route = Route(b"not found", 404, {"Content-Type": "text/plain"})
                 if route.delay:
                     time.sleep(route.delay)
+                if route.etag is not None and self.headers.get("If-None-Match") == route.etag:
+                    self.send_response(304)
+                    self.send_header("ETag", route.etag)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 self.send_response(route.status)
+                if route.etag is not None:
+                    self.send_header("ETag", route.etag)
                 for name, value in route.headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(route.body)))
+                if route.chunks is None:
+                    self.send_header("Content-Length", str(len(route.body)))
+                else:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
-                if send_body:
-                    # The client may stop reading: exactly what a size cap does.
-                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                        self.wfile.write(route.body)
+                if not send_body:
+                    return
+                # The client may stop reading: exactly what a size cap does.
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for chunk in [route.body] if route.chunks is None else route.chunks:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                        with server._lock:
+                            server.bytes_sent += len(chunk)
+                        if route.chunk_delay:
+                            time.sleep(route.chunk_delay)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = _QuietServer((host, 0), Handler)
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.base + path
 
     def paths(self) -> list[str]:
+        """Every path requested, in order."""
         with self._lock:
             return [p for _, _, p in self.requests]
+
+    def page_paths(self) -> list[str]:
+        """Requested paths other than robots.txt and the sitemap locations tried by default."""
+        return [p for p in self.paths() if p not in HOUSEKEEPING]
 
     def __enter__(self) -> SiteServer:
         self._thread.start()

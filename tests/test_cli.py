@@ -33,7 +33,7 @@ def test_crawl_then_search_json(serve: Serve, tmp_path: Path) -> None:
 
     assert crawled.returncode == 0, crawled.stderr
     summary = crawled.stdout.strip().splitlines()[-1]
-    assert "completed: 2 fetched, 2 indexed, 0 failed" in summary
+    assert "complete: 2 fetched, 2 indexed, 0 failed" in summary
     assert found.returncode == 0, found.stderr
     answer = json.loads(found.stdout)
     assert answer["total"] == 1
@@ -76,7 +76,8 @@ def test_data_folder_from_environment(serve: Serve, tmp_path: Path) -> None:
     [
         ("ftp://example.com/", "only http and https"),
         ("https://user:secret@example.com/", "user:password"),
-        ("http://exa mple.com:99999/", "malformed URL"),
+        ("http://exa mple.com/", "invalid host"),
+        ("http://example.com:99999/", "malformed port"),
         ("", "empty start URL"),
     ],
 )

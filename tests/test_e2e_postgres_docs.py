@@ -32,7 +32,7 @@ def test_whole_manual_is_crawled_indexed_and_searchable(
         "8",
     )
     assert crawled.returncode == 0, crawled.stderr
-    assert f"completed: {PAGES} fetched, {PAGES} indexed, 0 failed" in crawled.stdout
+    assert f"complete: {PAGES} fetched, {PAGES} indexed, 0 failed" in crawled.stdout
 
     db = sqlite3.connect(data / "trawl.sqlite")
     html_pages = db.execute("SELECT count(*) FROM pages WHERE indexable = 1").fetchone()[0]

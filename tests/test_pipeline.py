@@ -71,7 +71,7 @@ async def test_crawl_honours_robots_and_indexes_only_html(serve: Serve, tmp_path
 
     outcome = await run(settings, site.url("/"))
 
-    assert outcome.outcome == "completed"
+    assert outcome.outcome == "complete"
     paths = site.paths()
     assert paths[0] == "/robots.txt"
     assert not any(p.startswith("/private/") for p in paths), paths
@@ -90,7 +90,7 @@ async def test_crawl_honours_robots_and_indexes_only_html(serve: Serve, tmp_path
     missing = store.page(site.url("/missing"))
     assert missing is not None and missing.status == 404 and not missing.indexable
     run_row = store.crawls()[0]
-    assert (run_row.outcome, run_row.pages_ok) == ("completed", outcome.ok)
+    assert (run_row.outcome, run_row.pages_ok) == ("complete", outcome.ok)
     assert store.frontier_counts(outcome.crawl_id)["skipped"] == 1
     store.close()
 
@@ -143,13 +143,13 @@ async def test_max_pages_and_max_depth(serve: Serve, tmp_path: Path) -> None:
     chain = {f"/p{i}": html_page(f"Page {i}", f'<a href="/p{i + 1}">next</a>') for i in range(20)}
     site = serve(chain)
     capped = await run(settings_for(tmp_path / "a", max_pages=5), site.url("/p0"))
-    assert capped.fetched == 5 and capped.outcome == "page cap"
-    assert site.paths()[1:] == ["/p0", "/p1", "/p2", "/p3", "/p4"]
+    assert capped.fetched == 5 and capped.outcome == "capped"
+    assert site.page_paths() == ["/p0", "/p1", "/p2", "/p3", "/p4"]
 
     site = serve(chain)
     shallow = await run(settings_for(tmp_path / "b", max_depth=3), site.url("/p0"))
-    assert shallow.outcome == "completed"
-    assert site.paths()[1:] == ["/p0", "/p1", "/p2", "/p3"]  # depths 0 to 3
+    assert shallow.outcome == "complete"
+    assert site.page_paths() == ["/p0", "/p1", "/p2", "/p3"]  # depths 0 to 3
 
 
 async def test_rebuild_index_from_store(serve: Serve, tmp_path: Path) -> None:
@@ -182,5 +182,5 @@ async def test_hostile_pages_do_not_stop_the_crawl(serve: Serve, tmp_path: Path)
 
     outcome = await run(settings, site.url("/"))
 
-    assert outcome.outcome == "page cap"
+    assert outcome.outcome == "capped"
     assert urls_found(settings, "wombats") == [site.url("/ok")]

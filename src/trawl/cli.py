@@ -16,8 +16,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trawl import settings as settings_module
 from trawl.crawl.crawler import Crawler, CrawlStats
-from trawl.errors import TrawlError
+from trawl.errors import ConfigError, TrawlError
 from trawl.settings import Settings
+from trawl.store.base import Store
 
 app = typer.Typer(
     add_completion=False,
@@ -43,13 +44,32 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+SPEED_PRESETS: dict[str, dict[str, object]] = {
+    "gentle": {"concurrency": 4, "host_concurrency": 1, "delay": 2.0},
+    "balanced": {"concurrency": 8, "host_concurrency": 2, "delay": 0.5},
+    "fast": {"concurrency": 32, "host_concurrency": 8, "delay": 0.1},
+}
+
+
 @app.command()
 def crawl(
-    urls: Annotated[list[str], typer.Argument(help="Start URLs; https:// is added when omitted.")],
+    urls: Annotated[
+        list[str] | None, typer.Argument(help="Start URLs; https:// is added when omitted.")
+    ] = None,
     data: DataOpt = None,
     max_pages: Annotated[int | None, typer.Option(min=1, help="Stop after this many URLs.")] = None,
     max_depth: Annotated[
         int | None, typer.Option(min=0, help="Link hops from a start URL.")
+    ] = None,
+    max_per_host: Annotated[
+        int | None, typer.Option(min=0, help="URLs admitted per host; 0: no limit.")
+    ] = None,
+    scope: Annotated[
+        str | None, typer.Option(help="Links followed: host, site (registrable domain) or web.")
+    ] = None,
+    speed: Annotated[
+        str | None,
+        typer.Option(help="gentle, balanced or fast: sets concurrency and delay together."),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(min=1, help="Requests in flight.")] = None,
     delay: Annotated[
@@ -58,25 +78,43 @@ def crawl(
     host_concurrency: Annotated[
         int | None, typer.Option(min=1, help="Requests in flight to one host.")
     ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Resume the last stopped or killed crawl.")
+    ] = False,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Start over even if the last run was cut short.")
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Crawl sites from start URLs and index every page found."""
+    """Crawl sites from start URLs and index every page found.
+
+    Running the same command again after Ctrl-C or a crash resumes the crawl.
+    """
     from trawl.pipeline import crawl as run_crawl
     from trawl.store.sqlite import SQLiteStore
-    from trawl.urls.start import parse_start_url
 
     try:
-        settings = _settings(
-            config,
-            data=data,
+        settings = _settings(config, data=data)
+        if speed is not None:
+            if speed not in SPEED_PRESETS:
+                raise ConfigError(f"--speed must be one of {', '.join(SPEED_PRESETS)}")
+            settings = settings.replace(**SPEED_PRESETS[speed])
+        settings = settings.replace(
             max_pages=max_pages,
             max_depth=max_depth,
+            max_per_host=max_per_host,
+            scope=scope,
             concurrency=concurrency,
             delay=delay,
             host_concurrency=host_concurrency,
         )
-        starts = list(dict.fromkeys(parse_start_url(u) for u in urls))
+        allowed = [_host_port(h) for h in allow_host or []]
         store = SQLiteStore(settings.sqlite_path)
+        starts = _start_urls(urls or [], resume, store)
     except TrawlError as e:
         raise _fail(str(e)) from None
 
@@ -107,16 +145,63 @@ def crawl(
 
     try:
         with progress:
-            outcome = asyncio.run(run_crawl(starts, settings, store, on_progress, on_crawler))
+            outcome = asyncio.run(
+                run_crawl(
+                    starts, settings, store, on_progress, on_crawler, fresh=fresh, allow=allowed
+                )
+            )
     except TrawlError as e:
         raise _fail(str(e)) from None
     finally:
         store.close()
+    resumed = f" (resumes crawl {outcome.resumed_from})" if outcome.resumed_from else ""
     typer.echo(
-        f"crawl {outcome.crawl_id} {outcome.outcome}: {outcome.fetched} fetched,"
+        f"crawl {outcome.crawl_id} {outcome.outcome}{resumed}: {outcome.fetched} fetched,"
         f" {outcome.indexed} indexed, {outcome.failed} failed, {outcome.blocked} blocked by"
-        f" robots.txt, in {outcome.seconds:.1f}s ({outcome.pages_per_second:.1f} pages/s)"
+        f" robots.txt, {outcome.pruned} pruned, in {outcome.seconds:.1f}s"
+        f" ({outcome.pages_per_second:.1f} pages/s)"
     )
+
+
+def _start_urls(urls: list[str], resume: bool, store: Store) -> list[str]:
+    from trawl.urls.start import parse_start_url
+
+    if urls:
+        return list(dict.fromkeys(parse_start_url(u) for u in urls))
+    if resume:
+        previous = store.resumable_crawl()
+        if previous is None:
+            raise ConfigError("no stopped or interrupted crawl to resume")
+        return list(previous.start_urls)
+    raise ConfigError("give at least one start URL, or --resume")
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--allow-host wants HOST:PORT, not {text!r}")
+    return host.strip("[]").lower(), int(port)
+
+
+@app.command()
+def recrawl(data: DataOpt = None, config: ConfigOpt = None) -> None:
+    """Re-crawl every enabled site, one after another (unchanged pages answer 304)."""
+    from trawl.pipeline import recrawl_sites
+    from trawl.store.sqlite import SQLiteStore
+
+    try:
+        settings = _settings(config, data=data)
+        store = SQLiteStore(settings.sqlite_path)
+        try:
+            outcomes = asyncio.run(recrawl_sites(settings, store))
+        finally:
+            store.close()
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    for o in outcomes:
+        typer.echo(f"crawl {o.crawl_id} {o.outcome}: {o.fetched} fetched, {o.pruned} pruned")
+    if not outcomes:
+        typer.echo("no enabled sites: crawl one first")
 
 
 @app.command()

@@ -6,7 +6,8 @@
     │   └── CredentialsInUrl   a URL carries user:password
     ├── FetchError             one request failed; the crawl goes on
     │   ├── BlockedAddress     the host resolves only to addresses we must not reach
-    │   └── FetchTimeout       connect or read took too long
+    │   ├── FetchTimeout       connect or read took too long
+    │   └── ResponseTooLarge   the declared body is over the byte cap
     ├── SitemapError           a sitemap is malformed, hostile or over a limit
     ├── StoreError             the store cannot be opened or migrated
     ├── SearchIndexError       the index cannot be opened or written
@@ -48,6 +49,10 @@ class FetchTimeout(FetchError):
 
 class SitemapError(TrawlError):
     """A sitemap cannot be used: malformed, hostile (entities), or over a size limit."""
+
+
+class ResponseTooLarge(FetchError):
+    """The Content-Length is over the cap, so the body was not read at all."""
 
 
 class StoreError(TrawlError):

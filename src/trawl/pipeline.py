@@ -1,8 +1,10 @@
 """The one module that knows the order of the stages.
 
     start URLs -> Crawler (frontier, robots, fetch) -> PagePipeline.fetched:
-        extract (parse_html) -> PageRecord -> store.save_page -> index upsert/delete
+        understand -> extract (parse_html) -> PageRecord -> store.save_page -> index
 
+and, once the crawl has ended, the lifecycle: the crawl-log row, pruning
+after a complete and healthy run, resuming a run that was cut short.
 Everything else is a stage that does one thing and knows nothing of its
 neighbours. ``trawl index`` reuses the tail: store.pages -> index upsert.
 """
@@ -18,6 +20,7 @@ from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
 from trawl.extract.html import parse_html
 from trawl.index.tantivy_index import IndexWriter
+from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult, Link, PageRecord
 from trawl.settings import Settings
@@ -31,14 +34,16 @@ COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progre
 @dataclass(frozen=True)
 class CrawlOutcome:
     crawl_id: int
-    outcome: str
+    outcome: str  # complete, capped, stopped, unhealthy
     discovered: int
     fetched: int
     ok: int
     failed: int
     blocked: int
     indexed: int
+    pruned: int
     seconds: float
+    resumed_from: int | None = None
 
     @property
     def pages_per_second(self) -> float:
@@ -57,7 +62,20 @@ class PagePipeline:
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         self._store.frontier_add(self._crawl_id, items)
 
+    def request_headers(self, item: CrawlUrl) -> dict[str, str]:
+        """Validators from the last crawl: an unchanged page answers 304 and costs no body."""
+        etag, last_modified = self._store.validators(item.url)
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        return headers
+
     async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+        if result.status == 304:
+            self._store.touch_page(item.url, self._crawl_id)
+            return [link.url for link in self._store.links_from(item.url) if not link.nofollow]
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()
         if record.indexable:
@@ -70,38 +88,34 @@ class PagePipeline:
             record = with_content(record, parsed)
             links = parsed.links
             follow = [link.url for link in parsed.links if not link.nofollow]
-        self._store.save_page(record, links)
-        self._store.frontier_mark(self._crawl_id, item.url, "fetched")
+        self._store.save_page(record, links, self._crawl_id)
         if record.indexable:
             self._index.upsert(record)
             self.indexed += 1
-        else:
-            # A page that turned into a redirect, an error or a file leaves the index.
+        elif record.status < 500:
+            # A page that turned into a redirect, a client error or a file leaves the
+            # index now. A server error may be an outage: it leaves only when the
+            # crawl ends healthy (see _finish).
             self._index.delete(record.url)
         if self._index.pending >= COMMIT_EVERY:
             self._index.commit()
         return follow
 
     def failed(self, item: CrawlUrl, error: str) -> None:
+        # No response at all: kept like a server error, judged when the crawl ends.
         record = PageRecord(
             url=item.url,
-            host=_host(item.url),
+            host=urlsplit(item.url).hostname or "",
             status=0,
             depth=item.depth,
             fetched_at=time.time(),
             error=error,
         )
-        self._store.save_page(record)
+        self._store.save_page(record, (), self._crawl_id)
         self._store.frontier_mark(self._crawl_id, item.url, "failed", error)
-        self._index.delete(item.url)
 
     def skipped(self, item: CrawlUrl, reason: str) -> None:
         self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)
-        self._index.delete(item.url)
-
-
-def _host(url: str) -> str:
-    return urlsplit(url).hostname or ""
 
 
 async def crawl(
@@ -110,47 +124,53 @@ async def crawl(
     store: Store,
     on_progress: Callable[[CrawlStats], None] | None = None,
     on_crawler: Callable[[Crawler], None] | None = None,
+    *,
+    fresh: bool = False,
+    allow: Sequence[Target] = (),
 ) -> CrawlOutcome:
-    """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index."""
+    """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
+
+    A run of the same start URLs that was stopped or killed is resumed unless
+    ``fresh``: what it fetched is not fetched again, what it had queued is.
+    ``allow`` names extra private host:port targets (``--allow-host``).
+    """
     started = time.monotonic()
-    for url in start_urls:
-        store.add_site(url)
-    crawl_id = store.begin_crawl(start_urls)
+    # The writer's lock is also the crawl lock: a crawl still marked running can
+    # only be one that died, so it is marked interrupted.
     index = IndexWriter(settings.index_path)
-    pipeline = PagePipeline(store, index, crawl_id)
-    limits = CrawlLimits(
-        user_agent=settings.user_agent,
-        concurrency=settings.concurrency,
-        delay=settings.delay,
-        max_pages=settings.max_pages,
-        max_depth=settings.max_depth,
-        max_bytes=settings.max_bytes,
-        robots_max_bytes=settings.robots_max_bytes,
-    )
-    # The user named these exact targets, so they may be private (tests, intranets).
-    allowed = frozenset(host_port(u) for u in start_urls)
-    outcome = "failed"
-    stats = CrawlStats()
     try:
-        async with Fetcher(
-            user_agent=settings.user_agent,
-            timeout=settings.timeout,
-            concurrency=settings.concurrency,
+        store.interrupt_running()
+        previous = None if fresh else store.resumable_crawl(start_urls)
+        for url in start_urls:
+            store.add_site(url)
+        crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
+        pipeline = PagePipeline(store, index, crawl_id)
+        frontier = Frontier(
+            delay=settings.delay,
             host_concurrency=settings.host_concurrency,
-            allowed=allowed,
-        ) as fetcher:
-            frontier = Frontier(delay=settings.delay, host_concurrency=settings.host_concurrency)
-            crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
-            if on_crawler is not None:
-                on_crawler(crawler)
-            stats = await crawler.run(start_urls)
-            if crawler.stop_requested:
-                outcome = "stopped"
-            else:
-                outcome = "page cap" if stats.hit_page_cap else "completed"
+            max_per_host=settings.max_per_host,
+            max_pending=settings.max_pending,
+        )
+        resume: list[CrawlUrl] = []
+        if previous is not None:
+            for url in store.frontier_finished(crawl_id):
+                frontier.mark_seen(url)
+            resume = store.frontier_pending(crawl_id)
+        stats, outcome = await _run(
+            start_urls=start_urls,
+            resume=resume,
+            settings=settings,
+            frontier=frontier,
+            pipeline=pipeline,
+            on_progress=on_progress,
+            on_crawler=on_crawler,
+            allow=allow,
+        )
+        pruned = _finish(
+            store, index, crawl_id, start_urls=start_urls, stats=stats, outcome=outcome
+        )
     finally:
         index.close()
-        store.finish_crawl(crawl_id, pages_ok=stats.ok, pages_failed=stats.failed, outcome=outcome)
     return CrawlOutcome(
         crawl_id=crawl_id,
         outcome=outcome,
@@ -160,8 +180,88 @@ async def crawl(
         failed=stats.failed,
         blocked=stats.blocked,
         indexed=pipeline.indexed,
+        pruned=pruned,
         seconds=time.monotonic() - started,
+        resumed_from=previous.id if previous else None,
     )
+
+
+async def _run(
+    *,
+    start_urls: Sequence[str],
+    resume: Sequence[CrawlUrl],
+    settings: Settings,
+    frontier: Frontier,
+    pipeline: PagePipeline,
+    on_progress: Callable[[CrawlStats], None] | None,
+    on_crawler: Callable[[Crawler], None] | None,
+    allow: Sequence[Target],
+) -> tuple[CrawlStats, str]:
+    limits = CrawlLimits(
+        user_agent=settings.user_agent,
+        concurrency=settings.concurrency,
+        delay=settings.delay,
+        max_pages=settings.max_pages,
+        max_depth=settings.max_depth,
+        max_bytes=settings.max_bytes,
+        robots_max_bytes=settings.robots_max_bytes,
+        scope=settings.scope,
+    )
+    # The user named these exact targets, so they may be private (tests, intranets).
+    allowed = frozenset(host_port(u) for u in start_urls) | frozenset(allow)
+    async with Fetcher(
+        user_agent=settings.user_agent,
+        timeout=settings.timeout,
+        concurrency=settings.concurrency,
+        host_concurrency=settings.host_concurrency,
+        allowed=allowed,
+    ) as fetcher:
+        crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
+        if on_crawler is not None:
+            on_crawler(crawler)
+        stats = await crawler.run(start_urls, resume)
+    if crawler.stop_requested:
+        return stats, "stopped"
+    if stats.hit_page_cap:
+        return stats, "capped"
+    errors = stats.failed + stats.server_errors
+    if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
+        return stats, "unhealthy"
+    return stats, "complete"
+
+
+def _finish(
+    store: Store,
+    index: IndexWriter,
+    crawl_id: int,
+    *,
+    start_urls: Sequence[str],
+    stats: CrawlStats,
+    outcome: str,
+) -> int:
+    """Close the crawl-log row; after a complete, healthy run, prune what is gone.
+
+    Only then do pages the run did not reach, and pages that answered with a
+    server error, leave store and index: a capped, stopped or unhealthy run
+    (an outage) removes nothing.
+    """
+    pruned = 0
+    if outcome == "complete":
+        hosts = sorted({urlsplit(u).hostname or "" for u in start_urls})
+        gone = store.unseen_pages(crawl_id, hosts)
+        store.delete_pages(gone)
+        for url in [*gone, *store.server_error_pages(crawl_id)]:
+            index.delete(url)
+        pruned = len(gone)
+    store.finish_crawl(
+        crawl_id,
+        pages_ok=stats.ok,
+        pages_failed=stats.failed,
+        outcome=outcome,
+        skipped=stats.skipped,
+        samples=stats.samples,
+    )
+    return pruned
 
 
 def rebuild_index(store: Store, settings: Settings) -> int:
@@ -177,3 +277,12 @@ def rebuild_index(store: Store, settings: Settings) -> int:
     finally:
         index.close()
     return count
+
+
+async def recrawl_sites(settings: Settings, store: Store) -> list[CrawlOutcome]:
+    """Crawl every enabled site again, one after another."""
+    return [
+        await crawl([site.start_url], settings, store, fresh=True)
+        for site in store.sites()
+        if site.enabled
+    ]

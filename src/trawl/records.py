@@ -18,6 +18,8 @@ class CrawlUrl:
     url: str
     depth: int
     source: str | None = None
+    redirect_chain: tuple[str, ...] = ()  # URLs whose redirects led here, oldest first
+    retries: int = 0  # times put back after a 429 or 503
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,8 @@ class PageRecord:
     redirect_to: str | None = None
     error: str | None = None
     indexable: bool = False
+    etag: str | None = None  # validators for the next crawl's conditional request
+    last_modified: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,4 +125,13 @@ class CrawlRun:
     start_urls: tuple[str, ...]
     pages_ok: int
     pages_failed: int
-    outcome: str  # "running", "completed", "page cap", "stopped", "failed"
+    outcome: str  # running, complete, capped, stopped, interrupted, unhealthy, failed
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
+    resumed_from: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    host: str
+    start_url: str
+    enabled: bool

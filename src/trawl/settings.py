@@ -20,6 +20,7 @@ from typing import Any
 from trawl.errors import ConfigError
 
 ENV_PREFIX = "TRAWL_"
+SCOPES = ("host", "site", "web")
 CONFIG_FILE = "trawl.toml"
 
 
@@ -44,6 +45,16 @@ class Settings:
     delay: float = _setting(0.5, "Seconds between the starts of two requests to one host.")
     max_pages: int = _setting(10_000, "Stop a crawl after this many fetched URLs.", 1)
     max_depth: int = _setting(50, "Links further than this many hops from a start URL are ignored.")
+    max_per_host: int = _setting(0, "URLs admitted per host in one crawl; 0: no limit.")
+    max_pending: int = _setting(
+        1_000_000, "URLs waiting in the frontier at most (bounds memory); more are dropped.", 1
+    )
+    scope: str = _setting(
+        "host", "Links followed: host (exact host and port), site (registrable domain), web."
+    )
+    max_error_rate: float = _setting(
+        0.5, "Share of failed fetches above which a crawl is unhealthy and prunes nothing.", 0, 1
+    )
     timeout: float = _setting(20.0, "Seconds allowed for one request, connect to last byte.", 0.1)
     max_bytes: int = _setting(
         5_000_000, "Bytes of one response body read at most; the rest is cut.", 1
@@ -59,6 +70,9 @@ class Settings:
     per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)
     max_per_page: int = _setting(100, "Most search results one page may hold.", 1, 1000)
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)
+    recrawl_hours: float = _setting(
+        0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."
+    )
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
 
@@ -74,6 +88,8 @@ class Settings:
         """A copy with ``changes`` applied; ``None`` values mean "not given" and are skipped."""
         given = {k: v for k, v in changes.items() if v is not None}
         result = dataclasses.replace(self, **{k: _coerce(k, v) for k, v in given.items()})
+        if result.scope not in SCOPES:
+            raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, not {result.scope!r}")
         if result.per_page > result.max_per_page:
             raise ConfigError(
                 f"per_page ({result.per_page}) must not exceed max_per_page ({result.max_per_page})"

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from fixture_sites import Route, SiteServer, html_page
+from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
 from trawl.net.fetcher import Fetcher
@@ -27,12 +27,15 @@ class RecordingSink:
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         pass
 
-    def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
         self.fetched_urls.append(item.url)
         text = result.body.decode()
         hrefs = [part.split('"', 1)[0] for part in text.split('href="')[1:]]
         targets = hrefs + ([result.location] if result.location else [])
         return [normalise(h, base=item.url) for h in targets]
+
+    def request_headers(self, item: CrawlUrl) -> dict[str, str]:
+        return {}
 
     def failed(self, item: CrawlUrl, error: str) -> None:
         self.failures.append((item.url, error))
@@ -82,7 +85,7 @@ async def test_per_host_delay_is_held(serve: Serve) -> None:
 
     await crawl(site.url("/"), sink, delay=0.25, host_concurrency=1, allowed=_allow(site))
 
-    starts = [t for t, _, path in site.requests if path != "/robots.txt"]
+    starts = [t for t, _, path in site.requests if path not in HOUSEKEEPING]
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert len(starts) == 5
     assert min(gaps) >= 0.2, gaps  # never closer than the delay (with clock slack)

@@ -188,6 +188,217 @@ def test_backslashes_count_as_slashes_like_browsers() -> None:
     assert normalise("https://example.com\\a\\b") == "https://example.com/a/b"
 
 
+# -- read as a browser reads an href (WHATWG URL standard) ----------------------
+
+BASE = "https://example.com/dir/page.html"
+
+
+def test_tabs_and_newlines_anywhere_are_dropped() -> None:
+    assert normalise("https://exa\tmple.com/a\nb\r") == "https://example.com/ab"
+
+
+def test_surrounding_control_characters_are_stripped() -> None:
+    assert normalise("\x00\x1f https://example.com/a\x0c") == "https://example.com/a"
+
+
+@pytest.mark.parametrize(
+    ("href", "expected"),
+    [
+        ("\\other.html", "https://example.com/other.html"),
+        ("\\\\cdn.example.net\\x.js", "https://cdn.example.net/x.js"),
+        ("a\\b?c\\d", "https://example.com/dir/a/b?c%5Cd"),
+    ],
+)
+def test_backslashes_before_the_query_are_slashes(href: str, expected: str) -> None:
+    assert normalise(href, base=BASE) == expected
+
+
+@pytest.mark.parametrize(
+    ("href", "base", "expected"),
+    [
+        ("http:example.com/a", None, "http://example.com/a"),
+        ("https:/example.com/a", None, "https://example.com/a"),
+        ("http:///example.com/a", None, "http://example.com/a"),
+        ("https:example.com/a", "http://example.org/", "https://example.com/a"),
+        ("https:other.html", BASE, "https://example.com/dir/other.html"),
+        ("https:///cdn.example.net/x", BASE, "https://cdn.example.net/x"),
+        ("///cdn.example.net/x", BASE, "https://cdn.example.net/x"),
+        ("/\\/cdn.example.net/x", BASE, "https://cdn.example.net/x"),
+    ],
+)
+def test_the_host_is_found_where_a_browser_finds_it(
+    href: str, base: str | None, expected: str
+) -> None:
+    assert normalise(href, base=base) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/",
+        "http://127.1/",
+        "http://0x7f.1/",
+        "http://0x7F000001/",
+        "http://2130706433/",
+        "http://017700000001/",
+        "http://0177.0.0.1/",
+        "http://127.0.0.1./",
+        "http://%31%32%37.0.0.1/",
+    ],
+)
+def test_ipv4_in_any_spelling_is_a_dotted_quad(url: str) -> None:
+    assert normalise(url) == "http://127.0.0.1/"
+
+
+def test_host_port_sees_the_dotted_quad() -> None:
+    # The fetcher's SSRF check compares IP literals: it must see the real address.
+    assert host_port("http://0x7f.1:8080/") == ("127.0.0.1", 8080)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://1.2.3.256/",
+        "http://1.2.3.4.5/",
+        "http://0x100000000/",
+        "http://4294967296/",
+        "http://1.2.3.08/",
+        "http://foo.09/",
+        "http://foo.0x4/",
+    ],
+)
+def test_hosts_ending_in_a_bad_number_are_refused(url: str) -> None:
+    with pytest.raises(InvalidUrl):
+        normalise(url)
+
+
+def test_a_number_inside_a_name_is_no_address() -> None:
+    assert normalise("http://10.0.0.xn--pokxncvks/") == "http://10.0.0.xn--pokxncvks/"
+    assert normalise("http://1.2.3.4.example/") == "http://1.2.3.4.example/"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example%2Ecom/", "https://example.com/"),
+        ("https://%e2%98%83/", "https://xn--n3h/"),
+        (
+            "https://www.0251-sachverst%c3%a4ndiger.de/",
+            "https://www.xn--0251-sachverstndiger-ozb.de/",
+        ),
+    ],
+)
+def test_percent_encoded_hosts_are_decoded(url: str, expected: str) -> None:
+    assert normalise(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # Not "fass": UTS 46 non-transitional, as browsers now do.
+        ("https://faß.example/", "https://xn--fa-hia.example/"),
+        # Full-width forms map to ASCII.
+        ("http://\uff25\uff38\uff21\uff2d\uff30\uff2c\uff25\uff0ecom/", "http://example.com/"),
+        ("https://a\u00adb.example/", "https://ab.example/"),  # a soft hyphen is ignored
+        ("https://нэб.рф/", "https://xn--90ax2c.xn--p1ai/"),
+    ],
+)
+def test_international_hosts_follow_uts46(url: str, expected: str) -> None:
+    assert normalise(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://a b/",
+        "http://a<b/",
+        "http://a|b/",
+        "http://a^b/",
+        "http://ho%00st/",
+        "http://ho%2Fst/",
+        "http://%zz.com/",
+        "https://abc%FEdef.org/",
+        "https://\ufffd/",
+        "http://\ufdd0zyx.com/",
+    ],
+)
+def test_forbidden_host_characters_are_refused(url: str) -> None:
+    with pytest.raises(InvalidUrl):
+        normalise(url)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://[0:0:0:0:0:0:0:1]/", "http://[::1]/"),
+        ("http://[::127.0.0.1]/", "http://[::7f00:1]/"),
+        ("http://[1:0::]/", "http://[1::]/"),
+        ("http://[1:0:0:2:0:0:0:3]/", "http://[1:0:0:2::3]/"),
+        ("http://[::ffff:1.2.3.4]:81/", "http://[::ffff:102:304]:81/"),
+    ],
+)
+def test_ipv6_literals_are_compressed(url: str, expected: str) -> None:
+    assert normalise(url) == expected
+
+
+@pytest.mark.parametrize("url", ["http://[fe80::1%25eth0]/", "http://[::1]x/", "http://[1.2.3.4]/"])
+def test_malformed_ipv6_literals_are_refused(url: str) -> None:
+    with pytest.raises(InvalidUrl):
+        normalise(url)
+
+
+@pytest.mark.parametrize("url", ["http://@example.com/a", "http://:@example.com/a"])
+def test_empty_credentials_are_dropped(url: str) -> None:
+    # Nothing secret to refuse: the standard drops them too.
+    assert normalise(url) == "http://example.com/a"
+
+
+def test_port_digits_are_read_as_a_number() -> None:
+    assert normalise("http://example.com:0080/") == "http://example.com/"
+    assert normalise("http://example.com:08080/") == "http://example.com:8080/"
+
+
+# -- percent-escapes -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/%7euser/%66oo", "https://example.com/~user/foo"),
+        ("https://example.com/%c3%a9", "https://example.com/%C3%A9"),
+        ("https://example.com/a%2fb", "https://example.com/a%2Fb"),
+        ("https://example.com/p?q=%41%2b%26", "https://example.com/p?q=A%2B%26"),
+    ],
+)
+def test_unreserved_escapes_are_decoded_and_others_upper_cased(url: str, expected: str) -> None:
+    assert normalise(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/a/%2e/b", "https://example.com/a/b"),
+        ("https://example.com/a/b/%2E%2e", "https://example.com/a/"),
+        ("https://example.com/a/b/.%2e/c", "https://example.com/a/c"),
+    ],
+)
+def test_encoded_dot_segments_are_removed(url: str, expected: str) -> None:
+    assert normalise(url) == expected
+
+
+def test_decoded_escapes_sort_like_the_characters() -> None:
+    assert normalise("https://example.com/p?b=1&%61=2") == "https://example.com/p?a=2&b=1"
+
+
+@pytest.mark.parametrize(
+    "url", ["https://example.com/90%+of", "https://example.com/p%zz", "https://example.com/%%41a"]
+)
+def test_a_stray_percent_is_kept_as_browsers_send_it(url: str) -> None:
+    once = normalise(url)
+    assert "%" in once
+    assert normalise(once) == once
+
+
 # -- refusals -----------------------------------------------------------------
 
 
@@ -252,7 +463,9 @@ def test_port_zero_is_refused() -> None:
         normalise("http://example.com:0/")
 
 
-@pytest.mark.parametrize("url", ["http:///path", "https://", "http://:8080/", "http://[::1/"])
+@pytest.mark.parametrize(
+    "url", ["http://", "https://", "http://:8080/", "http://[::1/", "http://./"]
+)
 def test_missing_or_malformed_host_is_refused(url: str) -> None:
     with pytest.raises(InvalidUrl):
         normalise(url)

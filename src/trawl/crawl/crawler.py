@@ -1,9 +1,9 @@
 """The async crawl loop: workers take URLs from the frontier, fetch, hand results on.
 
-The crawler knows politeness (frontier), permission (robots.txt), scope and
-limits (max pages, max depth). It does not know what a page means: every
-response goes to a ``PageSink`` (``trawl.pipeline``), which answers with the
-links worth following.
+The crawler knows politeness (frontier, 429/503 back-off), permission
+(robots.txt), scope, safety (unsafe URLs, redirect limits) and the crawl's
+limits. It does not know what a page means: every response goes to a
+``PageSink`` (``trawl.pipeline``), which answers with the links worth following.
 """
 
 from __future__ import annotations
@@ -12,22 +12,28 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from trawl.crawl.frontier import Frontier
-from trawl.errors import FetchError, InvalidUrl
+from trawl.errors import FetchError, InvalidUrl, SitemapError
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult
 from trawl.robots.policy import RobotsPolicy
+from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, decompress, parse_sitemap
 from trawl.urls.identity import normalise, origin
-from trawl.urls.scope import HostScope
+from trawl.urls.safety import unsafe_reason
+from trawl.urls.scope import Scope, make_scope
 
 log = logging.getLogger(__name__)
 
 MAX_ROBOTS_REDIRECTS = 5  # RFC 9309 2.3.1.2
 MAX_CRAWL_DELAY = 60.0  # a hostile Crawl-delay must not stall a crawl for days
+MAX_BACKOFF = 300.0  # longest wait after a 429 or 503, whatever Retry-After says
+SAMPLES_PER_REASON = 5
 
 
 class PageSink(Protocol):
@@ -41,6 +47,10 @@ class PageSink(Protocol):
 
     def failed(self, item: CrawlUrl, error: str) -> None: ...
 
+    def request_headers(self, item: CrawlUrl) -> dict[str, str]:
+        """Extra request headers for ``item`` (conditional requests on a recrawl)."""
+        ...
+
     def skipped(self, item: CrawlUrl, reason: str) -> None: ...
 
 
@@ -49,16 +59,26 @@ class CrawlStats:
     discovered: int = 0
     fetched: int = 0
     ok: int = 0
-    failed: int = 0
-    blocked: int = 0
+    failed: int = 0  # no response at all
+    server_errors: int = 0  # 5xx responses, after retries
+    blocked: int = 0  # by robots.txt
+    sitemap_urls: int = 0  # page URLs read from sitemaps
     started: float = 0.0
     hit_page_cap: bool = False
     queued: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> URLs not fetched
+    samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
 
     @property
     def pages_per_second(self) -> float:
         elapsed = time.monotonic() - self.started
         return self.fetched / elapsed if elapsed > 0 else 0.0
+
+    def skip(self, reason: str, url: str) -> None:
+        self.skipped[reason] += 1
+        sample = self.samples.setdefault(reason, [])
+        if len(sample) < SAMPLES_PER_REASON:
+            sample.append(url)
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,20 @@ class CrawlLimits:
     max_depth: int
     max_bytes: int
     robots_max_bytes: int
+    scope: str = "host"
+    max_redirects: int = 20
+    max_retries: int = 3
+    robots_retry: float = 60.0  # seconds before an unreachable robots.txt is asked again
+    sitemaps: bool = True
+    max_sitemaps_per_host: int = 50  # files, indexes included
+    sitemap_max_bytes: int = 50 * 1024 * 1024  # decompressed, per file
+    sitemap_max_urls: int = 50_000  # per file (the sitemaps.org limit)
+
+
+@dataclass
+class _Robots:
+    policy: RobotsPolicy
+    expires: float  # loop time; inf for a usable answer
 
 
 class Crawler:
@@ -86,12 +120,14 @@ class Crawler:
         self._limits = limits
         self._frontier = frontier
         self._on_progress = on_progress
-        self._scopes: list[HostScope] = []
-        self._robots: dict[str, asyncio.Future[RobotsPolicy]] = {}
+        self._scopes: list[Scope] = []
+        self._robots: dict[str, asyncio.Future[_Robots]] = {}
+        self._sitemap_origins: set[str] = set()
         self._wakeup = asyncio.Event()
         self._stopping = False
         self.stop_requested = False
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
+        self._sitemap_tasks: set[asyncio.Task[None]] = set()
         self.stats = CrawlStats()
 
     def stop(self) -> None:
@@ -103,20 +139,46 @@ class Crawler:
         self._stopping = True
         self._wakeup.set()
 
-    async def run(self, start_urls: Sequence[str]) -> CrawlStats:
+    async def run(self, start_urls: Sequence[str], resume: Sequence[CrawlUrl] = ()) -> CrawlStats:
+        """Crawl from ``start_urls``; ``resume`` holds URLs an interrupted run left queued."""
         self.stats = CrawlStats(started=time.monotonic())
-        self._scopes = [HostScope.of(u) for u in start_urls]
-        self._admit([CrawlUrl(u, 0) for u in start_urls])
+        self._scopes = [make_scope(self._limits.scope, u) for u in start_urls]
+        self.admit([CrawlUrl(u, 0) for u in start_urls])
+        for item in resume:
+            self._frontier.enqueue(item)  # already in the store: not announced again
         workers = [asyncio.create_task(self._worker()) for _ in range(self._limits.concurrency)]
         try:
             await asyncio.gather(*workers)
         finally:
-            for w in workers:
-                w.cancel()
+            for task in [*workers, *self._sitemap_tasks]:
+                task.cancel()
         self.stats.queued = self._frontier.queued
         # Decided at the end: only then is every discovery of the last pages known.
         self.stats.hit_page_cap = self._reserved >= self._limits.max_pages and self.stats.queued > 0
+        for reason, count in self._frontier.refused.items():
+            self.stats.skipped[reason] += count
         return self.stats
+
+    def admit(self, candidates: Sequence[CrawlUrl]) -> list[CrawlUrl]:
+        """Queue the in-scope, safe, unseen ``candidates``; return those admitted."""
+        admitted = []
+        for c in candidates:
+            if not any(s.contains(c.url) for s in self._scopes):
+                continue
+            if self._frontier.seen(c.url):
+                continue
+            reason = unsafe_reason(c.url)
+            if reason is not None:
+                self.stats.skip(f"unsafe URL: {reason}", c.url)
+                self._frontier.mark_seen(c.url)  # counted once, not once per link to it
+                continue
+            if self._frontier.enqueue(c):
+                admitted.append(c)
+        if admitted:
+            self.stats.discovered += len(admitted)
+            self._sink.admitted(admitted)
+            self._wakeup.set()
+        return admitted
 
     # -- workers ----------------------------------------------------------
 
@@ -128,14 +190,14 @@ class Crawler:
                 break
             item = self._frontier.next(loop.time())
             if item is None:
-                if not self._frontier.has_pending():
+                if not self._frontier.has_pending() and not self._sitemap_tasks:
                     self._wakeup.set()  # let the other workers see the end too
                     break
                 await self._sleep_until(self._frontier.wake_at(), loop)
                 continue
             self._reserved += 1
             try:
-                await self._crawl_one(item)
+                await self._crawl_one(item, loop)
             finally:
                 self._frontier.done(item, loop.time())
                 self._wakeup.set()
@@ -149,21 +211,37 @@ class Crawler:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wakeup.wait(), timeout)
 
-    async def _crawl_one(self, item: CrawlUrl) -> None:
-        policy = await self._robots_for(item.url)
-        if not policy.allows(item.url, self._limits.user_agent):
+    async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
+        robots = await self._robots_for(item.url, loop)
+        if not robots.policy.allows(item.url, self._limits.user_agent):
             self._reserved -= 1
             self.stats.blocked += 1
-            self._sink.skipped(item, f"robots.txt: {policy.reason}")
+            self._sink.skipped(item, f"robots.txt: {robots.policy.reason}")
             return
         self.stats.fetched += 1
         try:
-            result = await self._fetcher.get(item.url, max_bytes=self._limits.max_bytes)
+            result = await self._fetcher.get(
+                item.url,
+                max_bytes=self._limits.max_bytes,
+                headers=self._sink.request_headers(item),
+            )
         except FetchError as e:
             self.stats.failed += 1
             self._sink.failed(item, str(e) or type(e).__name__)
             return
+        if result.status in (429, 503) and item.retries < self._limits.max_retries:
+            # The server asks us to slow down: hold the whole host, then try again.
+            wait = _retry_after(result)
+            if wait is None:
+                wait = max(self._limits.delay, 1.0) * 2**item.retries
+            self._frontier.retry(replace(item, retries=item.retries + 1), loop.time() + wait)
+            self.stats.fetched -= 1
+            self._reserved -= 1
+            self.stats.skip(f"HTTP {result.status}: retried later", item.url)
+            return
         self.stats.ok += 1
+        if result.status >= 500:
+            self.stats.server_errors += 1
         try:
             found = await self._sink.fetched(item, result)
         except Exception:
@@ -171,28 +249,31 @@ class Crawler:
             log.exception("processing %s failed", item.url)
             self._sink.failed(item, "internal error while processing the page")
             return
-        depth = item.depth if result.location else item.depth + 1
-        if depth <= self._limits.max_depth:
-            self._admit([CrawlUrl(u, depth, item.url) for u in found])
+        if result.location is not None:
+            self._follow_redirect(item, found)
+        elif item.depth + 1 <= self._limits.max_depth:
+            self.admit([CrawlUrl(u, item.depth + 1, item.url) for u in found])
 
-    def _admit(self, candidates: list[CrawlUrl]) -> None:
-        admitted = [
-            c
-            for c in candidates
-            if any(s.contains(c.url) for s in self._scopes) and self._frontier.enqueue(c)
-        ]
-        if admitted:
-            self.stats.discovered += len(admitted)
-            self._sink.admitted(admitted)
-            self._wakeup.set()
+    def _follow_redirect(self, item: CrawlUrl, targets: list[str]) -> None:
+        chain = (*item.redirect_chain, item.url)
+        for target in targets:
+            if target in chain:
+                self.stats.skip("redirect loop", target)
+            elif len(chain) > self._limits.max_redirects:
+                self.stats.skip(f"more than {self._limits.max_redirects} redirects", target)
+            else:
+                # The same navigation, one hop on: the depth does not grow.
+                self.admit([CrawlUrl(target, item.depth, item.url, chain)])
 
     # -- robots.txt -------------------------------------------------------
 
-    async def _robots_for(self, url: str) -> RobotsPolicy:
+    async def _robots_for(self, url: str, loop: asyncio.AbstractEventLoop) -> _Robots:
         key = origin(url)
         future = self._robots.get(key)
+        if future is not None and future.done() and future.result().expires <= loop.time():
+            future = None  # an unreachable robots.txt is asked again after a while
         if future is None:
-            future = self._robots[key] = asyncio.get_running_loop().create_future()
+            future = self._robots[key] = loop.create_future()
             try:
                 policy = await self._fetch_robots(key)
             except asyncio.CancelledError:
@@ -201,8 +282,57 @@ class Crawler:
             delay = policy.crawl_delay(self._limits.user_agent)
             if delay is not None and delay > self._limits.delay:
                 self._frontier.set_delay(url, min(delay, MAX_CRAWL_DELAY))
-            future.set_result(policy)
+            usable = policy.rules is not None or policy.allow_all
+            expires = float("inf") if usable else loop.time() + self._limits.robots_retry
+            future.set_result(_Robots(policy, expires))
+            if usable and self._limits.sitemaps and key not in self._sitemap_origins:
+                self._sitemap_origins.add(key)
+                task = asyncio.create_task(self._read_sitemaps(key, policy))
+                self._sitemap_tasks.add(task)
+                task.add_done_callback(self._sitemap_done)
         return await future
+
+    # -- sitemaps ---------------------------------------------------------
+    # Read in tasks of their own, beside the workers: a huge or slow sitemap
+    # holds no worker and delays no page.
+
+    def _sitemap_done(self, task: asyncio.Task[None]) -> None:
+        self._sitemap_tasks.discard(task)
+        self._wakeup.set()
+
+    async def _read_sitemaps(self, site: str, policy: RobotsPolicy) -> None:
+        budget = self._limits.max_sitemaps_per_host
+        listed = policy.sitemaps()
+        todo = [(url, 0, bool(listed)) for url in candidate_urls(site, listed)]
+        seen: set[str] = set()
+        while todo and budget > 0 and not self._stopping:
+            url, depth, declared = todo.pop(0)
+            if url in seen:
+                continue
+            seen.add(url)
+            # A guessed location must be allowed by robots.txt; a declared one is.
+            if not declared and not policy.allows(url, self._limits.user_agent):
+                continue
+            budget -= 1
+            try:
+                result = await self._fetcher.get(
+                    url, max_bytes=self._limits.sitemap_max_bytes, read_types=("*",)
+                )
+                if result.status != 200:
+                    continue
+                sitemap = parse_sitemap(
+                    decompress(result.body, self._limits.sitemap_max_bytes),
+                    url,
+                    content_type=result.header("content-type"),
+                    max_urls=self._limits.sitemap_max_urls,
+                )
+            except (FetchError, SitemapError) as e:
+                self.stats.skip(f"sitemap unusable: {type(e).__name__}", url)
+                continue
+            if depth < MAX_INDEX_DEPTH:
+                todo.extend((child, depth + 1, True) for child in sitemap.children)
+            self.stats.sitemap_urls += len(sitemap.entries)
+            self.admit([CrawlUrl(e.url, 1, url) for e in sitemap.entries])
 
     async def _fetch_robots(self, site: str) -> RobotsPolicy:
         url = site + "/robots.txt"
@@ -221,3 +351,17 @@ class Crawler:
                 break
         # Too many or unusable redirects: RFC 9309 lets us treat the file as unavailable.
         return RobotsPolicy.from_response(404, b"")
+
+
+def _retry_after(result: FetchResult) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP-date), capped."""
+    value = (result.header("retry-after") or "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return min(float(value), MAX_BACKOFF)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(0.0, when.timestamp() - time.time()), MAX_BACKOFF)

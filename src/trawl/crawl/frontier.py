@@ -6,16 +6,22 @@ fetched. A host is handed out when it has queued URLs, fewer than
 ``host_concurrency`` requests in flight, and its delay has passed since its
 last request started. Every URL is admitted at most once per crawl.
 
+Memory is bounded: at most ``max_pending`` URLs wait (more are refused and
+counted), at most ``max_per_host`` are admitted per host, and the seen set
+keeps 64-bit hashes of URLs, not the URLs (about 60 bytes a URL; two URLs
+collide with odds near 1 in 10^10 per million, and a collision only skips a URL).
+
 Pure: the caller passes the clock in, so tests need no sleeping.
 Interface after Scrapy's scheduler: ``enqueue``, ``next``, ``has_pending``;
-plus ``done`` to hand a host's slot back and ``wake_at`` to know when to look again.
+plus ``done`` to hand a host's slot back, ``retry`` to put a URL back after a
+429 or 503, and ``wake_at`` to know when to look again.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -30,14 +36,26 @@ class _Host:
     last_start: float | None = None
     next_time: float = 0.0
     scheduled: bool = False
+    admitted: int = 0
 
 
 class Frontier:
-    def __init__(self, *, delay: float, host_concurrency: int) -> None:
+    def __init__(
+        self,
+        *,
+        delay: float,
+        host_concurrency: int,
+        max_per_host: int = 0,
+        max_pending: int = 0,
+    ) -> None:
+        """``max_per_host`` and ``max_pending``: 0 means no limit."""
         self._delay = delay
         self._host_concurrency = host_concurrency
+        self._max_per_host = max_per_host
+        self._max_pending = max_pending
         self._hosts: dict[str, _Host] = {}
-        self._seen: set[str] = set()
+        self._seen: set[int] = set()
+        self.refused: Counter[str] = Counter()
         self._ready: deque[str] = deque()
         self._cooldown: list[tuple[float, int, str]] = []
         self._tie = itertools.count()
@@ -47,15 +65,32 @@ class Frontier:
     # -- the three-method interface -----------------------------------------
 
     def enqueue(self, item: CrawlUrl) -> bool:
-        """Admit ``item`` unless its URL was admitted before; True when admitted."""
-        if item.url in self._seen:
+        """Admit ``item`` unless seen before or over a limit; True when admitted.
+
+        A refusal for a limit is counted in ``refused``; the URL is not marked
+        seen, so it may be admitted later when there is room.
+        """
+        key = hash(item.url)
+        if key in self._seen:
             return False
-        self._seen.add(item.url)
-        state = self._host(_host_key(item.url))
+        if self._max_pending and self._queued >= self._max_pending:
+            self.refused["frontier full"] += 1
+            return False
+        host = _host_key(item.url)
+        state = self._host(host)
+        if self._max_per_host and state.admitted >= self._max_per_host:
+            self.refused["host cap"] += 1
+            return False
+        self._seen.add(key)
+        state.admitted += 1
         state.queue.append(item)
         self._queued += 1
-        self._schedule(_host_key(item.url), state, state.next_time)
+        self._schedule(host, state, state.next_time)
         return True
+
+    def mark_seen(self, url: str) -> None:
+        """Never admit ``url`` (already crawled in the run being resumed)."""
+        self._seen.add(hash(url))
 
     def next(self, now: float) -> CrawlUrl | None:
         """The next URL whose host may be fetched at ``now``, or None."""
@@ -94,6 +129,14 @@ class Frontier:
         self._in_flight -= 1
         self._schedule(key, state, max(now, state.next_time))
 
+    def retry(self, item: CrawlUrl, not_before: float) -> None:
+        """Put ``item`` back at the head of its host's queue and hold the host
+        until ``not_before`` (a 429 or 503 answer). Call before ``done``."""
+        state = self._hosts[_host_key(item.url)]
+        state.queue.appendleft(item)
+        self._queued += 1
+        state.next_time = max(state.next_time, not_before)
+
     def wake_at(self) -> float | None:
         """Earliest time a host becomes ready; None when nothing waits for time."""
         if self._ready:
@@ -112,7 +155,7 @@ class Frontier:
             state.next_time = state.last_start + delay
 
     def seen(self, url: str) -> bool:
-        return url in self._seen
+        return hash(url) in self._seen
 
     @property
     def queued(self) -> int:

@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from types import TracebackType
 
 import aiohttp
 
-from trawl.errors import BlockedAddress, FetchError, FetchTimeout
+from trawl.errors import BlockedAddress, FetchError, FetchTimeout, ResponseTooLarge
 from trawl.net.addresses import Target, is_ip_literal, may_connect
 from trawl.net.resolver import ForbiddenAddress, SafeResolver
 from trawl.records import FetchResult
 from trawl.urls.identity import host_port
 
 _CHUNK = 64 * 1024
+# Header limits: a hostile server cannot make us buffer megabytes of headers.
+MAX_HEADER_LINE = 8_190
+MAX_HEADERS = 100
 
 
 class Fetcher:
@@ -44,10 +47,11 @@ class Fetcher:
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
+        self.resolver = SafeResolver(self._allowed)
         connector = aiohttp.TCPConnector(
             limit=self._limits[0],
             limit_per_host=self._limits[1],
-            resolver=SafeResolver(self._allowed),
+            resolver=self.resolver,
             ttl_dns_cache=300,
         )
         self._session = aiohttp.ClientSession(
@@ -55,7 +59,12 @@ class Fetcher:
             timeout=self._timeout,
             headers={"User-Agent": self._user_agent, "Accept-Encoding": "gzip, deflate"},
             cookie_jar=aiohttp.DummyCookieJar(),  # a crawler keeps no session state
+            # Decompression is streamed in bounded chunks (aiohttp >= 3.12), and we
+            # stop reading at max_bytes of decoded body: a gzip bomb costs little.
             auto_decompress=True,
+            max_line_size=MAX_HEADER_LINE,
+            max_field_size=MAX_HEADER_LINE,
+            max_headers=MAX_HEADERS,
         )
         return self
 
@@ -70,13 +79,20 @@ class Fetcher:
             self._session = None
 
     async def get(
-        self, url: str, *, max_bytes: int, read_types: Collection[str] = ("text/html",)
+        self,
+        url: str,
+        *,
+        max_bytes: int,
+        read_types: Collection[str] = ("text/html",),
+        headers: Mapping[str, str] | None = None,
     ) -> FetchResult:
         """GET ``url`` without following redirects.
 
         The body is read (up to ``max_bytes``) only when the response's media
-        type is in ``read_types``, or ``read_types`` contains ``"*"``.
-        Raises FetchError when no HTTP response arrived.
+        type is in ``read_types``, or ``read_types`` contains ``"*"``; a body
+        whose Content-Length already says it is larger is not read at all.
+        ``headers`` are added to the request (conditional requests).
+        Raises FetchError when no usable HTTP response arrived.
         """
         if self._session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
@@ -86,16 +102,21 @@ class Fetcher:
             raise BlockedAddress(f"{host} is not a public address")
         started = time.monotonic()
         try:
-            async with self._session.get(url, allow_redirects=False) as response:
-                headers = tuple((k, v) for k, v in response.headers.items())
+            async with self._session.get(url, allow_redirects=False, headers=headers) as response:
+                received = tuple((k, v) for k, v in response.headers.items())
                 media_type = response.content_type.lower()
                 body, truncated = b"", False
                 if "*" in read_types or media_type in read_types:
+                    declared = response.content_length
+                    if declared is not None and declared > max_bytes:
+                        raise ResponseTooLarge(
+                            f"Content-Length {declared} is over the {max_bytes}-byte cap"
+                        )
                     body, truncated = await _read_capped(response, max_bytes)
                 return FetchResult(
                     url=url,
                     status=response.status,
-                    headers=headers,
+                    headers=received,
                     body=body,
                     truncated=truncated,
                     elapsed=time.monotonic() - started,
@@ -107,7 +128,8 @@ class Fetcher:
             if isinstance(e.os_error, ForbiddenAddress):
                 raise BlockedAddress(str(e.os_error)) from e
             raise FetchError(f"cannot connect: {e.os_error.strerror or e.os_error}") from e
-        except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError) as e:
+        except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError, LookupError) as e:
+            # ValueError, LookupError: malformed headers or an unknown content encoding.
             raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
 
 

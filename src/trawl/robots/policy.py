@@ -3,31 +3,30 @@
 How the fetch went decides as much as what the file says (section 2.3.1):
 a 2xx body is parsed; a 4xx means no rules, so everything is allowed; a 5xx
 or a network failure means the site cannot tell us, so nothing is allowed
-until a later fetch succeeds. Matching (``*``, ``$``, longest match, Allow
-wins ties) is protego's, Scrapy's parser.
+until a later fetch succeeds. Parsing and matching (``*``, ``$``, longest
+match, Allow wins ties, group selection) are in ``rules``, after Google's
+reference parser.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from protego import Protego
+from trawl.robots.rules import RobotsRules, parse_robots
 
 
 @dataclass(frozen=True)
 class RobotsPolicy:
-    """``rules`` is a parsed protego object, or None when ``allow_all`` decides alone."""
+    """``rules`` is the parsed file, or None when ``allow_all`` decides alone."""
 
     allow_all: bool
-    rules: Any = None
+    rules: RobotsRules | None = None
     reason: str = ""
 
     @classmethod
     def from_response(cls, status: int, body: bytes) -> RobotsPolicy:
         if 200 <= status < 300:
-            text = body.decode("utf-8", errors="replace").lstrip("\ufeff")
-            return cls(allow_all=False, rules=Protego.parse(text), reason="parsed")
+            return cls(allow_all=False, rules=parse_robots(body), reason="parsed")
         if 400 <= status < 500:
             return cls(allow_all=True, reason=f"robots.txt answered {status}: no rules")
         return cls.unreachable(
@@ -41,13 +40,12 @@ class RobotsPolicy:
     def allows(self, url: str, user_agent: str) -> bool:
         if self.rules is None:
             return self.allow_all
-        return bool(self.rules.can_fetch(url, product_token(user_agent)))
+        return self.rules.allowed(url, product_token(user_agent))
 
     def crawl_delay(self, user_agent: str) -> float | None:
         if self.rules is None:
             return None
-        delay = self.rules.crawl_delay(product_token(user_agent))
-        return float(delay) if delay is not None else None
+        return self.rules.crawl_delay(product_token(user_agent))
 
     def sitemaps(self) -> list[str]:
         return list(self.rules.sitemaps) if self.rules is not None else []

@@ -3,38 +3,67 @@
 Invariants every backend keeps:
 - a page is identified by its normalised URL; saving it again replaces it
   (and its outgoing links) in place, never adds a second row;
+- a page fetched by a crawl is saved, and marked in that crawl's frontier,
+  in one transaction: after a crash the store holds whole pages only, and a
+  resumed run fetches again exactly what was not committed;
 - the schema is created and migrated by code when the store opens, and
   opening an up-to-date store changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
-from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord
+from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, Site
 
 
 class Store(Protocol):
+    # -- sites and the crawl log
     def add_site(self, start_url: str) -> None: ...
 
-    def begin_crawl(self, start_urls: Sequence[str]) -> int: ...
+    def sites(self) -> list[Site]: ...
+
+    def begin_crawl(self, start_urls: Sequence[str], resumed_from: int | None = None) -> int: ...
 
     def finish_crawl(
-        self, crawl_id: int, *, pages_ok: int, pages_failed: int, outcome: str
+        self,
+        crawl_id: int,
+        *,
+        pages_ok: int,
+        pages_failed: int,
+        outcome: str,
+        skipped: Mapping[str, int] | None = None,
+        samples: Mapping[str, Sequence[str]] | None = None,
     ) -> None: ...
+
+    def interrupt_running(self) -> int: ...
 
     def crawls(self, limit: int = 50) -> list[CrawlRun]: ...
 
+    def resumable_crawl(self, start_urls: Sequence[str] | None = None) -> CrawlRun | None: ...
+
+    # -- the frontier of a crawl
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None: ...
 
     def frontier_mark(
         self, crawl_id: int, url: str, state: str, reason: str | None = None
     ) -> None: ...
 
+    def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]: ...
+
+    def frontier_finished(self, crawl_id: int) -> list[str]: ...
+
     def frontier_counts(self, crawl_id: int) -> dict[str, int]: ...
 
-    def save_page(self, record: PageRecord, links: Sequence[Link] = ()) -> None: ...
+    # -- pages and links
+    def save_page(
+        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
+    ) -> None: ...
+
+    def touch_page(self, url: str, crawl_id: int) -> None: ...
+
+    def validators(self, url: str) -> tuple[str | None, str | None]: ...
 
     def page(self, url: str) -> PageRecord | None: ...
 
@@ -43,5 +72,11 @@ class Store(Protocol):
     def count_pages(self) -> int: ...
 
     def links_from(self, url: str) -> list[Link]: ...
+
+    def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]: ...
+
+    def server_error_pages(self, crawl_id: int) -> list[str]: ...
+
+    def delete_pages(self, urls: Sequence[str]) -> None: ...
 
     def close(self) -> None: ...

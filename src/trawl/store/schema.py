@@ -64,6 +64,16 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX frontier_state ON frontier(crawl_id, state);
     """,
+    # 2: lifecycle: resumable runs, skip reasons, pruning, conditional requests.
+    """
+    ALTER TABLE crawls ADD COLUMN skipped TEXT NOT NULL DEFAULT '{}';  -- JSON reason -> count
+    ALTER TABLE crawls ADD COLUMN samples TEXT NOT NULL DEFAULT '{}';  -- JSON reason -> URLs
+    ALTER TABLE crawls ADD COLUMN resumed_from INTEGER REFERENCES crawls(id);
+    ALTER TABLE pages ADD COLUMN crawl_id INTEGER;  -- the last crawl that saw the page
+    ALTER TABLE pages ADD COLUMN etag TEXT;
+    ALTER TABLE pages ADD COLUMN last_modified TEXT;
+    CREATE INDEX pages_crawl ON pages(host, crawl_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

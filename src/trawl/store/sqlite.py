@@ -10,18 +10,31 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from trawl.errors import StoreError
-from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord
+from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, Site
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 _PAGE_COLUMNS = (
     "url, host, status, depth, fetched_at, content_type, title, description, headings,"
-    " body, lang, word_count, redirect_to, error, indexable"
+    " body, lang, word_count, redirect_to, error, indexable, etag, last_modified"
 )
+_CRAWL_COLUMNS = (
+    "id, started_at, finished_at, start_urls, pages_ok, pages_failed, outcome, skipped,"
+    " resumed_from"
+)
+# Built once from constant column names: no input ever reaches the SQL text.
+_UPSERT_FIELDS = (*_PAGE_COLUMNS.split(", "), "crawl_id")
+_UPSERT_PAGE = (
+    f"INSERT INTO pages ({', '.join(_UPSERT_FIELDS)})"  # noqa: S608
+    f" VALUES ({', '.join('?' * len(_UPSERT_FIELDS))}) ON CONFLICT(url) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _UPSERT_FIELDS[1:])
+    + " RETURNING id"
+)
+RESUMABLE = ("interrupted", "stopped")
 
 
 class SQLiteStore:
@@ -47,30 +60,81 @@ class SQLiteStore:
             (host, start_url, time.time()),
         )
 
-    def begin_crawl(self, start_urls: Sequence[str]) -> int:
-        cur = self._db.execute(
-            "INSERT INTO crawls (started_at, start_urls) VALUES (?, ?)",
-            (time.time(), json.dumps(list(start_urls))),
-        )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+    def sites(self) -> list[Site]:
+        rows = self._db.execute("SELECT host, start_url, enabled FROM sites ORDER BY id")
+        return [Site(h, u, bool(e)) for h, u, e in rows]
+
+    def begin_crawl(self, start_urls: Sequence[str], resumed_from: int | None = None) -> int:
+        """A new crawl-log row; when resuming, it takes over the old run's frontier and pages."""
+        with self._transaction():
+            cur = self._db.execute(
+                "INSERT INTO crawls (started_at, start_urls, resumed_from) VALUES (?, ?, ?)",
+                (time.time(), json.dumps(list(start_urls)), resumed_from),
+            )
+            assert cur.lastrowid is not None
+            crawl_id = cur.lastrowid
+            if resumed_from is not None:
+                self._db.execute(
+                    "INSERT INTO frontier (crawl_id, url, depth, source, state, reason)"
+                    " SELECT ?, url, depth, source, state, reason FROM frontier WHERE crawl_id = ?",
+                    (crawl_id, resumed_from),
+                )
+                self._db.execute(
+                    "UPDATE pages SET crawl_id = ? WHERE crawl_id = ?", (crawl_id, resumed_from)
+                )
+        return crawl_id
 
     def finish_crawl(
-        self, crawl_id: int, *, pages_ok: int, pages_failed: int, outcome: str
+        self,
+        crawl_id: int,
+        *,
+        pages_ok: int,
+        pages_failed: int,
+        outcome: str,
+        skipped: Mapping[str, int] | None = None,
+        samples: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self._db.execute(
-            "UPDATE crawls SET finished_at = ?, pages_ok = ?, pages_failed = ?, outcome = ?"
-            " WHERE id = ?",
-            (time.time(), pages_ok, pages_failed, outcome, crawl_id),
+            "UPDATE crawls SET finished_at = ?, pages_ok = ?, pages_failed = ?, outcome = ?,"
+            " skipped = ?, samples = ? WHERE id = ?",
+            (
+                time.time(),
+                pages_ok,
+                pages_failed,
+                outcome,
+                json.dumps(dict(skipped or {})),
+                json.dumps({k: list(v) for k, v in (samples or {}).items()}),
+                crawl_id,
+            ),
         )
+
+    def interrupt_running(self) -> int:
+        """Mark runs that never finished (killed) as interrupted; return how many."""
+        cur = self._db.execute(
+            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'",
+            (time.time(),),
+        )
+        return cur.rowcount
 
     def crawls(self, limit: int = 50) -> list[CrawlRun]:
         rows = self._db.execute(
-            "SELECT id, started_at, finished_at, start_urls, pages_ok, pages_failed, outcome"
-            " FROM crawls ORDER BY id DESC LIMIT ?",
+            f"SELECT {_CRAWL_COLUMNS} FROM crawls ORDER BY id DESC LIMIT ?",  # noqa: S608
             (limit,),
         )
-        return [CrawlRun(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6]) for r in rows]
+        return [_crawl_run(r) for r in rows]
+
+    def resumable_crawl(self, start_urls: Sequence[str] | None = None) -> CrawlRun | None:
+        """The latest run (of these start URLs, if given) when it was cut short."""
+        query = f"SELECT {_CRAWL_COLUMNS} FROM crawls"  # noqa: S608 - constant columns
+        if start_urls is None:
+            row = self._db.execute(query + " ORDER BY id DESC LIMIT 1").fetchone()
+        else:
+            row = self._db.execute(
+                query + " WHERE start_urls = ? ORDER BY id DESC LIMIT 1",
+                (json.dumps(list(start_urls)),),
+            ).fetchone()
+        run = _crawl_run(row) if row else None
+        return run if run is not None and run.outcome in RESUMABLE else None
 
     # -- frontier -----------------------------------------------------------
 
@@ -82,10 +146,26 @@ class SQLiteStore:
             )
 
     def frontier_mark(self, crawl_id: int, url: str, state: str, reason: str | None = None) -> None:
+        self._mark(crawl_id, url, state, reason)
+
+    def _mark(self, crawl_id: int, url: str, state: str, reason: str | None) -> None:
         self._db.execute(
             "UPDATE frontier SET state = ?, reason = ? WHERE crawl_id = ? AND url = ?",
             (state, reason, crawl_id, url),
         )
+
+    def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]:
+        rows = self._db.execute(
+            "SELECT url, depth, source FROM frontier WHERE crawl_id = ? AND state = 'queued'",
+            (crawl_id,),
+        )
+        return [CrawlUrl(u, d, s) for u, d, s in rows]
+
+    def frontier_finished(self, crawl_id: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT url FROM frontier WHERE crawl_id = ? AND state != 'queued'", (crawl_id,)
+        )
+        return [u for (u,) in rows]
 
     def frontier_counts(self, crawl_id: int) -> dict[str, int]:
         rows = self._db.execute(
@@ -95,22 +175,58 @@ class SQLiteStore:
 
     # -- pages and links ----------------------------------------------------
 
-    def save_page(self, record: PageRecord, links: Sequence[Link] = ()) -> None:
-        values = _page_values(record)
+    def save_page(
+        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
+    ) -> None:
+        """Upsert the page and its links; with ``crawl_id``, in the same transaction,
+        mark it seen by that crawl and fetched in its frontier."""
+        values = (*_page_values(record), crawl_id)
         with self._transaction():
-            row = self._db.execute(
-                f"INSERT INTO pages ({_PAGE_COLUMNS}) VALUES ({', '.join('?' * len(values))})"  # noqa: S608 - column list is a constant
-                " ON CONFLICT(url) DO UPDATE SET "
-                + ", ".join(f"{c} = excluded.{c}" for c in _PAGE_COLUMNS.split(", ")[1:])
-                + " RETURNING id",
-                values,
-            ).fetchone()
+            row = self._db.execute(_UPSERT_PAGE, values).fetchone()
             page_id = row[0]
             self._db.execute("DELETE FROM links WHERE from_page = ?", (page_id,))
             self._db.executemany(
                 "INSERT INTO links (from_page, to_url, anchor, nofollow) VALUES (?, ?, ?, ?)",
                 [(page_id, link.url, link.anchor, int(link.nofollow)) for link in links],
             )
+            if crawl_id is not None:
+                self._mark(crawl_id, record.url, "fetched", None)
+
+    def touch_page(self, url: str, crawl_id: int) -> None:
+        """A 304 Not Modified: the stored page stands and counts as seen by this crawl."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE pages SET crawl_id = ?, fetched_at = ? WHERE url = ?",
+                (crawl_id, time.time(), url),
+            )
+            self._mark(crawl_id, url, "fetched", "not modified")
+
+    def validators(self, url: str) -> tuple[str | None, str | None]:
+        """The stored page's ETag and Last-Modified, for a conditional request."""
+        row = self._db.execute(
+            "SELECT etag, last_modified FROM pages WHERE url = ? AND indexable = 1", (url,)
+        ).fetchone()
+        return (row[0], row[1]) if row else (None, None)
+
+    def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]:
+        """Pages of ``hosts`` that the crawl did not reach: candidates for pruning."""
+        marks = ", ".join("?" * len(hosts))
+        rows = self._db.execute(
+            f"SELECT url FROM pages WHERE host IN ({marks})"  # noqa: S608 - placeholders only
+            " AND (crawl_id IS NULL OR crawl_id != ?)",
+            (*hosts, crawl_id),
+        )
+        return [u for (u,) in rows]
+
+    def server_error_pages(self, crawl_id: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT url FROM pages WHERE crawl_id = ? AND status >= 500", (crawl_id,)
+        )
+        return [u for (u,) in rows]
+
+    def delete_pages(self, urls: Sequence[str]) -> None:
+        with self._transaction():
+            self._db.executemany("DELETE FROM pages WHERE url = ?", [(u,) for u in urls])
 
     def page(self, url: str) -> PageRecord | None:
         row = self._db.execute(
@@ -186,6 +302,8 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         r.redirect_to,
         r.error,
         int(r.indexable),
+        r.etag,
+        r.last_modified,
     )
 
 
@@ -206,4 +324,20 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         redirect_to=row[12],
         error=row[13],
         indexable=bool(row[14]),
+        etag=row[15],
+        last_modified=row[16],
+    )
+
+
+def _crawl_run(r: Sequence[Any]) -> CrawlRun:
+    return CrawlRun(
+        id=r[0],
+        started_at=r[1],
+        finished_at=r[2],
+        start_urls=tuple(json.loads(r[3])),
+        pages_ok=r[4],
+        pages_failed=r[5],
+        outcome=r[6],
+        skipped=json.loads(r[7]),
+        resumed_from=r[8],
     )

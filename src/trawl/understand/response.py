@@ -34,7 +34,8 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
     if result.status >= 400:
         return replace(record, error=f"HTTP {result.status}"), []
     if 200 <= result.status < 300 and result.is_html:
-        return replace(record, indexable=True), []
+        etag, last_modified = result.header("etag"), result.header("last-modified")
+        return replace(record, indexable=True, etag=etag, last_modified=last_modified), []
     return record, []
 
 

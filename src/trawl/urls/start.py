@@ -7,7 +7,7 @@ import re
 from trawl.errors import InvalidUrl
 from trawl.urls.identity import normalise
 
-_HAS_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_HAS_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _SCHEME_LIKE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$", re.DOTALL)
 _PORT_THEN_REST = re.compile(r"^\d+([/?#]|$)")
 # Typed without "//", these are schemes, not host names.
@@ -23,7 +23,15 @@ def parse_start_url(text: str) -> str:
     text = text.strip()
     if not text:
         raise InvalidUrl("empty start URL")
-    if not _HAS_SCHEME.match(text):
+    # A browser reads "//example.com" and "http:///x" as naming a host; typed
+    # by a person they are more likely a slip, and the crawl must not start
+    # on a host nobody meant.
+    scheme_match = _HAS_SCHEME.match(text)
+    rest = text[scheme_match.end() :] if scheme_match else text
+    web = scheme_match is None or scheme_match.group(1).lower() in ("http", "https")
+    if web and rest.startswith(("/", "\\")):
+        raise InvalidUrl(f"no host in the start URL {text[:80]!r}")
+    if not scheme_match:
         if _is_other_scheme(text):
             raise InvalidUrl(f"only http and https URLs can be crawled, not {text[:80]!r}")
         text = "https://" + text

@@ -1,0 +1,108 @@
+"""Hostile responses against the fetcher: huge bodies, bombs, drips, odd IP notations."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from fixture_sites import Route, SiteServer
+from trawl.errors import BlockedAddress, FetchTimeout, ResponseTooLarge
+from trawl.net.fetcher import Fetcher
+
+Serve = Callable[[dict[str, Route]], SiteServer]
+MB = 1024 * 1024
+
+
+def fetcher(port: int, timeout: float = 10.0) -> Fetcher:
+    return Fetcher(
+        user_agent="TrawlTest/1.0",
+        timeout=timeout,
+        concurrency=2,
+        host_concurrency=2,
+        allowed=frozenset({("127.0.0.1", port)}),
+    )
+
+
+def zeros(total: int, chunk: int = MB) -> Iterator[bytes]:
+    for _ in range(total // chunk):
+        yield b"\0" * chunk
+
+
+def gzip_bomb(size: int) -> bytes:
+    """``size`` zero bytes, gzipped (about 1000:1), built without holding them."""
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=9) as gz:
+        for block in zeros(size):
+            gz.write(block)
+    return out.getvalue()
+
+
+async def test_declared_50mb_body_is_not_read(serve: Serve) -> None:
+    site = serve({"/big": Route(b"<p>" + b"x" * (50 * MB))})
+    async with fetcher(site.port) as f:
+        with pytest.raises(ResponseTooLarge):
+            await f.get(site.url("/big"), max_bytes=MB)
+    assert site.bytes_sent < 50 * MB
+
+
+async def test_streamed_50mb_body_is_cut_at_the_cap(serve: Serve) -> None:
+    site = serve({"/stream": Route(chunks=zeros(50 * MB))})
+    async with fetcher(site.port) as f:
+        result = await f.get(site.url("/stream"), max_bytes=2 * MB)
+
+    assert result.truncated and len(result.body) == 2 * MB
+    assert site.bytes_sent < 20 * MB  # we hung up long before the end
+
+
+async def test_gzip_bomb_is_cut_at_the_cap(serve: Serve) -> None:
+    bomb = gzip_bomb(256 * MB)  # 256 MiB of zeros in about 256 KB on the wire
+    site = serve(
+        {"/bomb": Route(bomb, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})}
+    )
+    async with fetcher(site.port) as f:
+        result = await f.get(site.url("/bomb"), max_bytes=5 * MB)
+
+    assert len(bomb) < MB
+    assert result.truncated and len(result.body) == 5 * MB
+
+
+async def test_slow_drip_hits_the_total_deadline(serve: Serve) -> None:
+    drip = Route(chunks=(b"<p>" for _ in range(100)), chunk_delay=0.2)
+    site = serve({"/drip": drip})
+    async with fetcher(site.port, timeout=1.0) as f:
+        with pytest.raises(FetchTimeout):
+            await f.get(site.url("/drip"), max_bytes=MB)
+    assert site.bytes_sent < 100 * 3
+
+
+async def test_huge_header_is_refused(serve: Serve) -> None:
+    site = serve({"/h": Route(b"ok", headers={"Content-Type": "text/html", "X-Big": "a" * 20_000})})
+    async with fetcher(site.port) as f:
+        with pytest.raises(Exception) as caught:
+            await f.get(site.url("/h"), max_bytes=MB)
+    assert type(caught.value).__module__.startswith("trawl")
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "2130706433",
+        "0x7f000001",
+        "0177.0.0.1",
+        "127.1",
+        "0x7f.0.0.1",
+        "[::ffff:127.0.0.1]",
+        "[::1]",
+    ],
+)
+async def test_loopback_in_any_notation_is_blocked_unless_named(serve: Serve, host: str) -> None:
+    site = serve({"/": Route(b"<p>secret</p>")})
+    async with Fetcher(
+        user_agent="TrawlTest/1.0", timeout=5, concurrency=1, host_concurrency=1
+    ) as f:
+        with pytest.raises(BlockedAddress):
+            await f.get(f"http://{host}:{site.port}/", max_bytes=MB)
+    assert site.paths() == []
