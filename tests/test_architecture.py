@@ -50,7 +50,7 @@ ONLY = {
     "typer": ("trawl.cli",),
     "trawl.net": ("trawl.net", "trawl.crawl", "trawl.pipeline"),
     "trawl.server": ("trawl.server", "trawl.cli"),
-    "trawl.pipeline": ("trawl.cli",),
+    "trawl.pipeline": ("trawl.cli", "trawl.server"),
     "trawl.cli": ("trawl.__main__",),
 }
 

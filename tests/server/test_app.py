@@ -158,3 +158,28 @@ def test_html_page_survives_a_bad_page_number(served: Get) -> None:
 def test_openapi_docs_are_served(served: Get) -> None:
     status, _, body = served("/openapi.json")
     assert status == 200 and "/api/search" in _json(body)["paths"]
+
+
+def test_serve_recrawls_on_schedule(serve: Callable[..., Any], tmp_path: Path) -> None:
+    import asyncio
+
+    from fixture_sites import html_page
+    from trawl.pipeline import crawl
+    from trawl.store.sqlite import SQLiteStore
+
+    site = serve({"/": html_page("Home", "<p>heron</p>")})
+    settings = Settings(data=tmp_path, delay=0.0, recrawl_hours=0.5 / 3600)  # every 0.5 s
+    store = SQLiteStore(settings.sqlite_path)
+    asyncio.run(crawl([site.url("/")], settings, store))
+
+    server, thread, _ = _start(settings)
+    try:
+        deadline = time.monotonic() + 30
+        while len(store.crawls()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    runs = store.crawls()
+    store.close()
+    assert len(runs) >= 3 and all(r.outcome == "complete" for r in runs[1:])

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,12 +18,15 @@ from fastapi.templating import Jinja2Templates
 from trawl import __version__
 from trawl.errors import QueryError, SearchIndexError, TrawlError
 from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline import recrawl_sites
 from trawl.records import SearchPage
 from trawl.search.searcher import search
 from trawl.server import errors
 from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
 
 _HERE = Path(__file__).parent
+log = logging.getLogger(__name__)
 
 
 def page_json(page: SearchPage) -> dict[str, Any]:
@@ -50,8 +57,31 @@ class _Index:
         return self._reader
 
 
+async def _recrawl_forever(settings: Settings) -> None:
+    """Re-crawl every enabled site every ``recrawl_hours``, for as long as the server runs."""
+    while True:
+        await asyncio.sleep(settings.recrawl_hours * 3600)
+        try:
+            store = SQLiteStore(settings.sqlite_path)
+            try:
+                await recrawl_sites(settings, store)
+            finally:
+                store.close()
+        except TrawlError as e:  # a crawl already running, a broken store: try next time
+            log.warning("scheduled recrawl failed: %s", e)
+
+
 def create_app(settings: Settings) -> FastAPI:
-    app = FastAPI(title="Trawl", version=__version__, docs_url="/docs")
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        task = None
+        if settings.recrawl_hours > 0:
+            task = asyncio.create_task(_recrawl_forever(settings))
+        yield
+        if task is not None:
+            task.cancel()
+
+    app = FastAPI(title="Trawl", version=__version__, docs_url="/docs", lifespan=lifespan)
     errors.install(app)
     index = _Index(settings.index_path)
     templates = Jinja2Templates(directory=_HERE / "templates")
