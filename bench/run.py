@@ -1,222 +1,27 @@
-"""Crawl benchmark: Trawl against Scrapy on a local copy of the PostgreSQL 15 docs.
+"""`make bench`: every benchmark in this folder, one after another.
 
-Both crawlers run as subprocesses against one static server in its own process, in
-alternating order, and the result is appended to bench/RESULTS.md. Only the ratio
-means anything: absolute seconds depend on whatever else the machine is doing.
+    .venv/bin/python bench/run.py [--quick]
 
-    .venv/bin/python bench/run.py [--rounds N] [--quick]
+Each appends its section to bench/RESULTS.md (not with --quick).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import re
-import socket
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from importlib.metadata import version
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-SITE = ROOT.parent / "shared" / "data" / "site-postgresql-15-docs"
-BIN = ROOT / ".venv" / "bin"
-RESULTS = BENCH / "RESULTS.md"
-TIMEOUT = 900.0  # seconds per crawl: a hung crawler must fail the bench, not stall it
-TRAWL_SUMMARY = re.compile(r"^crawl \d+ [\w ]+: (\d+) fetched")
-
-HEADER = """\
-# Crawl benchmark results
-
-Appended by `make bench` (`bench/run.py`). Each section is one run: Trawl and a Scrapy
-link-following spider crawl the same local copy of the PostgreSQL 15 docs (1,155 pages)
-from the same loopback server, in alternating order, on the same machine.
-
-Every figure that matters is a ratio against that peer, measured in the same run on
-the same machine. Absolute times on this 2-core machine are noise (server, crawler and
-everything else share two cores): compare ratios between sections, never seconds.
-"""
-
-
-@dataclass(frozen=True)
-class Run:
-    seconds: float
-    pages: int
-
-    @property
-    def pages_per_second(self) -> float:
-        return self.pages / self.seconds
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@contextmanager
-def static_server(root: Path) -> Iterator[str]:
-    """Serve ``root`` from another process, so serving never competes for the crawler's GIL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port), "-d", str(root)]
-    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"bench: static server on port {port} did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Wall seconds for the whole process (startup included) and its last stdout line."""
-    started = time.perf_counter()
-    proc = subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
-    )
-    seconds = time.perf_counter() - started
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        raise SystemExit(f"bench: {cmd[0]} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return seconds, lines[-1]
-
-
-def run_trawl(url: str) -> Run:
-    # No TRAWL_* variables and a bare working directory: no stray trawl.toml or env
-    # setting may change what is measured.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
-    with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
-        cmd = [str(BIN / "trawl"), "crawl", url, "--data", str(Path(tmp) / "data")]
-        cmd += ["--delay", "0", "--concurrency", "16", "--host-concurrency", "16"]
-        seconds, last = timed(cmd, Path(tmp), env)
-    match = TRAWL_SUMMARY.match(last)
-    if match is None:
-        raise SystemExit(f"bench: unexpected trawl summary: {last!r}")
-    return Run(seconds, int(match.group(1)))
-
-
-def run_scrapy(url: str) -> Run:
-    seconds, last = timed([str(BIN / "python"), str(BENCH / "scrapy_spider.py"), url], ROOT)
-    return Run(seconds, int(last))
-
-
-def git(*args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
-    return proc.stdout.strip()
-
-
-def cpus() -> int:
-    # What nproc prints: the CPUs this process may use, not the host's total.
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def table(results: dict[str, list[Run]]) -> str:
-    rows = [
-        "| crawler | work per page | pages | median wall s | median pages/s |",
-        "|---|---|---:|---:|---:|",
-    ]
-    work = {
-        "Trawl": "fetch, robots, extract text, store (SQLite), index (Tantivy)",
-        "Scrapy": "fetch, robots, extract links; nothing stored or indexed",
-    }
-    for name, runs in results.items():
-        pages = statistics.median(r.pages for r in runs)
-        wall = statistics.median(r.seconds for r in runs)
-        rate = statistics.median(r.pages_per_second for r in runs)
-        rows.append(f"| {name} | {work[name]} | {pages:g} | {wall:.2f} | {rate:.1f} |")
-    return "\n".join(rows)
-
-
-def ratio(results: dict[str, list[Run]]) -> float:
-    def rate(name: str) -> float:
-        return statistics.median(r.pages_per_second for r in results[name])
-
-    return rate("Trawl") / rate("Scrapy")
-
-
-def record(results: dict[str, list[Run]], rounds: int, load: float, note: str) -> None:
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    if git("status", "--porcelain", "--", "src"):
-        commit += " + uncommitted src/ changes"
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    section = (
-        f"\n## {when}\n\n"
-        f"- commit: {commit}\n"
-        f"- machine: nproc {cpus()}, Python {platform.python_version()},"
-        f" Scrapy {version('scrapy')}, {platform.system()} {platform.machine()},"
-        f" load average {load:.2f} at start\n"
-        f"- {rounds} rounds, alternating order; 16 requests in flight, no delay\n\n"
-        f"{table(results)}\n\n"
-        f"**Trawl/Scrapy pages/s: {ratio(results):.2f}x**. {note}\n"
-    )
-    text = RESULTS.read_text() if RESULTS.exists() else HEADER
-    RESULTS.write_text(text + section)
+SCRIPTS = ("crawl_speed.py", "frontier_memory.py")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Crawl benchmark: Trawl against Scrapy.")
-    parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (default 3).")
-    parser.add_argument(
-        "--quick", action="store_true", help="One round, smoke check: RESULTS.md is not touched."
-    )
-    args = parser.parse_args()
-    rounds: int = 1 if args.quick else max(1, args.rounds)
-
-    if not (SITE / "index.html").is_file():
-        print(f"bench: skipped, no test site at {SITE}")
-        return 0
-
-    load = os.getloadavg()[0]  # other work on the box: the best hint of how noisy a run was
-    crawlers: dict[str, Callable[[str], Run]] = {"Trawl": run_trawl, "Scrapy": run_scrapy}
-    results: dict[str, list[Run]] = {name: [] for name in crawlers}
-    with static_server(SITE) as base:
-        start = f"{base}/index.html"
-        for n in range(rounds):
-            # Alternate who goes first, so warm caches and drift favour neither.
-            order = list(crawlers) if n % 2 == 0 else list(reversed(crawlers))
-            for name in order:
-                run = crawlers[name](start)
-                results[name].append(run)
-                print(
-                    f"round {n + 1}/{rounds} {name:6} {run.pages:5} pages"
-                    f" {run.seconds:6.2f}s {run.pages_per_second:6.1f} pages/s",
-                    flush=True,
-                )
-
-    pages = {name: {r.pages for r in runs} for name, runs in results.items()}
-    note = (
-        "Scrapy only fetches and follows links; Trawl also extracts text, stores and"
-        " indexes every page, so the ratio is per page of finished work."
-    )
-    if pages["Trawl"] != pages["Scrapy"]:
-        note += f" Page counts differ (Trawl {pages['Trawl']}, Scrapy {pages['Scrapy']})."
-    print()
-    print(table(results))
-    print(f"\nTrawl/Scrapy pages/s: {ratio(results):.2f}x\n{note}")
-    if args.quick:
-        print("(--quick: not recorded)")
-    else:
-        record(results, rounds, load, note)
-        print(f"appended to {RESULTS.relative_to(ROOT)}")
-    return 0
+    failed = 0
+    for script in SCRIPTS:
+        print(f"== {script}", flush=True)
+        command = [sys.executable, str(BENCH / script), *sys.argv[1:]]
+        failed |= subprocess.run(command, check=False).returncode
+    return failed
 
 
 if __name__ == "__main__":

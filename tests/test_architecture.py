@@ -42,6 +42,9 @@ IO_MODULES = (
 # Who may import what: a library or package, and the only modules allowed to use it.
 ONLY = {
     "aiohttp": ("trawl.net",),
+    "lxml": ("trawl.sitemaps",),
+    "selectolax": ("trawl.extract",),
+    "tldextract": ("trawl.urls",),
     "sqlite3": ("trawl.store",),
     "tantivy": ("trawl.index",),
     "fastapi": ("trawl.server",),

@@ -458,6 +458,20 @@ def test_bad_ports_are_refused(url: str) -> None:
         normalise(url)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://example.com:" + "1" * 5000 + "/",
+        "http://" + "9" * 5000 + "/",
+        "http://1." + "7" * 5000 + "/",
+    ],
+)
+def test_numbers_too_long_for_int_are_refused_cleanly(url: str) -> None:
+    # int() raises ValueError past 4,300 digits: it must surface as InvalidUrl.
+    with pytest.raises(InvalidUrl):
+        normalise(url)
+
+
 def test_port_zero_is_refused() -> None:
     with pytest.raises(InvalidUrl):
         normalise("http://example.com:0/")

@@ -23,7 +23,7 @@ from trawl.errors import FetchError, InvalidUrl, SitemapError
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult
 from trawl.robots.policy import RobotsPolicy
-from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, decompress, parse_sitemap
+from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
 from trawl.urls.identity import normalise, origin
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import Scope, make_scope
@@ -320,10 +320,14 @@ class Crawler:
                 )
                 if result.status != 200:
                     continue
-                sitemap = parse_sitemap(
-                    decompress(result.body, self._limits.sitemap_max_bytes),
+                # Parsing a large sitemap takes a while: off the event loop, so
+                # the workers keep fetching meanwhile.
+                sitemap = await asyncio.to_thread(
+                    parse_sitemap,
+                    result.body,
                     url,
                     content_type=result.header("content-type"),
+                    max_bytes=self._limits.sitemap_max_bytes,
                     max_urls=self._limits.sitemap_max_urls,
                 )
             except (FetchError, SitemapError) as e:

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from trawl.records import CrawlUrl
 
 
-@dataclass
+@dataclass(slots=True)
 class _Host:
     delay: float
     queue: deque[CrawlUrl] = field(default_factory=deque)

@@ -199,11 +199,14 @@ def _split(url: str) -> SplitResult:
         at = rest.find(mark, 2)
         if at != -1:
             end = min(end, at)
-    netloc = _canonical_netloc(scheme, rest[2:end], url)
+    netloc = _canonical_netloc(rest[2:end], url)
     tail = rest[end:]
     if not _ALREADY_SAFE.fullmatch(tail):
         # The netloc is plain ASCII now, so w3lib only percent-encodes the tail.
-        safe = safe_url_string(f"{scheme}://{netloc}{tail}")
+        try:
+            safe = safe_url_string(f"{scheme}://{netloc}{tail}")
+        except ValueError as e:  # a lone surrogate cannot be encoded
+            raise InvalidUrl(f"malformed URL {url[:80]!r}: {e}") from e
         end = len(safe)
         for mark in "/?#":
             at = safe.find(mark, len(scheme) + 3)
@@ -215,7 +218,7 @@ def _split(url: str) -> SplitResult:
     return SplitResult(scheme, netloc, path, query, fragment)
 
 
-def _canonical_netloc(scheme: str, authority: str, url: str) -> str:
+def _canonical_netloc(authority: str, url: str) -> str:
     """``host[:port]`` of an authority; refuses credentials and bad hosts or ports."""
     userinfo, at, hostport = authority.rpartition("@")
     # "http://@host" and "http://:@host" name no user: nothing secret to refuse.
@@ -236,7 +239,12 @@ def _canonical_netloc(scheme: str, authority: str, url: str) -> str:
     host = _canonical_host(host)
     if not port_text:
         return host
-    if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
+    # Length first: int() refuses strings of over 4,300 digits with a ValueError.
+    if (
+        not (port_text.isascii() and port_text.isdigit())
+        or len(port_text.lstrip("0")) > 5
+        or int(port_text) > 65535
+    ):
         raise InvalidUrl(f"malformed port in {url[:80]!r}")
     port = int(port_text)
     if port == 0:
@@ -256,7 +264,7 @@ def _canonical_host(raw: str) -> str:
     if "%" in text:
         try:
             text = unquote_to_bytes(text).decode("utf-8")
-        except UnicodeDecodeError as e:
+        except UnicodeError as e:  # also a lone surrogate, which cannot be encoded
             raise InvalidUrl(f"host is not UTF-8 once decoded: {raw[:80]!r}") from e
     host = text.lower() if text.isascii() else _domain_to_ascii(text, raw)
     # Our one departure from the host parser: "example.com." is example.com.
@@ -328,6 +336,9 @@ def _ipv4_number(part: str, raw: str) -> int:
     digits = "0123456789abcdef"[:radix]
     if not all(c in digits for c in part):
         raise InvalidUrl(f"invalid IPv4 host {raw[:80]!r}")
+    # Anything past 2**32 fails anyway, and int() refuses over 4,300 digits.
+    if len(part.lstrip("0")) > 12:
+        raise InvalidUrl(f"IPv4 host out of range: {raw[:80]!r}")
     return int(part, radix)
 
 
