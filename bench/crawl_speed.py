@@ -32,7 +32,7 @@ SITE = ROOT.parent / "shared" / "data" / "site-postgresql-15-docs"
 BIN = ROOT / ".venv" / "bin"
 RESULTS = BENCH / "RESULTS.md"
 TIMEOUT = 900.0  # seconds per crawl: a hung crawler must fail the bench, not stall it
-TRAWL_SUMMARY = re.compile(r"^crawl \d+ [\w ]+: (\d+) fetched")
+TRAWL_SUMMARY = re.compile(r"^crawl \d+ [\w ()]+: (\d+) fetched")
 
 HEADER = """\
 # Crawl benchmark results
@@ -86,8 +86,8 @@ def static_server(root: Path) -> Iterator[str]:
         server.wait(timeout=10)
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Wall seconds for the whole process (startup included) and its last stdout line."""
+def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, list[str]]:
+    """Wall seconds for the whole process (startup included) and its stdout lines."""
     started = time.perf_counter()
     proc = subprocess.run(
         cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
@@ -96,7 +96,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"bench: {cmd[0]} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return seconds, lines[-1]
+    return seconds, lines
 
 
 def run_trawl(url: str) -> Run:
@@ -106,16 +106,16 @@ def run_trawl(url: str) -> Run:
     with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
         cmd = [str(BIN / "trawl"), "crawl", url, "--data", str(Path(tmp) / "data")]
         cmd += ["--delay", "0", "--concurrency", "16", "--host-concurrency", "16"]
-        seconds, last = timed(cmd, Path(tmp), env)
-    match = TRAWL_SUMMARY.match(last)
+        seconds, lines = timed(cmd, Path(tmp), env)
+    match = next((m for m in map(TRAWL_SUMMARY.match, lines) if m), None)
     if match is None:
-        raise SystemExit(f"bench: unexpected trawl summary: {last!r}")
+        raise SystemExit(f"bench: no trawl summary line in {lines!r}")
     return Run(seconds, int(match.group(1)))
 
 
 def run_scrapy(url: str) -> Run:
-    seconds, last = timed([str(BIN / "python"), str(BENCH / "scrapy_spider.py"), url], ROOT)
-    return Run(seconds, int(last))
+    seconds, lines = timed([str(BIN / "python"), str(BENCH / "scrapy_spider.py"), url], ROOT)
+    return Run(seconds, int(lines[-1]))
 
 
 def git(*args: str) -> str:

@@ -32,7 +32,7 @@ def test_crawl_then_search_json(serve: Serve, tmp_path: Path) -> None:
     found = trawl("search", "mealworms", "--data", data, "--json")
 
     assert crawled.returncode == 0, crawled.stderr
-    summary = crawled.stdout.strip().splitlines()[-1]
+    summary = next(ln for ln in crawled.stdout.splitlines() if ln.startswith("crawl "))
     assert "complete: 2 fetched, 2 indexed, 0 failed" in summary
     assert found.returncode == 0, found.stderr
     answer = json.loads(found.stdout)
@@ -112,3 +112,42 @@ def test_readme_documents_every_setting() -> None:
     table = trawl("settings").stdout.strip()
     readme = (REPO / "README.md").read_text()
     assert table in readme, "README's settings table is stale: paste `trawl settings` into it"
+
+
+def test_allow_host_opens_one_more_private_target(serve: Serve, tmp_path: Path) -> None:
+    other = serve({"/": html_page("Other", "<p>otters</p>")})
+    home = serve({"/": html_page("Home", f'<a href="{other.url("/")}">other</a>')})
+    common = ["--delay", "0", "--scope", "web"]
+
+    closed = trawl("crawl", home.url("/"), "--data", str(tmp_path / "a"), *common)
+    assert closed.returncode == 0, closed.stderr
+    assert other.requests == []
+
+    opened = trawl(
+        "crawl",
+        home.url("/"),
+        "--data",
+        str(tmp_path / "b"),
+        *common,
+        "--allow-host",
+        f"127.0.0.1:{other.port}",
+    )
+    assert opened.returncode == 0, opened.stderr
+    assert "/" in other.page_paths()
+
+    bad = trawl("crawl", home.url("/"), "--data", str(tmp_path / "c"), "--allow-host", "nope")
+    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
+
+
+def test_skips_are_summarised_with_reasons(serve: Serve, tmp_path: Path) -> None:
+    site = serve(
+        {
+            "/robots.txt": Route(b"User-agent: *\nDisallow: /private", headers={}),
+            "/": html_page("Home", '<a href="/logout">out</a><a href="/private/x">p</a>'),
+        }
+    )
+    result = trawl("crawl", site.url("/"), "--data", str(tmp_path), "--delay", "0")
+
+    assert result.returncode == 0
+    assert "skipped      1  unsafe URL: logout path  e.g. " in result.stdout
+    assert "skipped      1  blocked by robots.txt" in result.stdout

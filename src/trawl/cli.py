@@ -161,6 +161,9 @@ def crawl(
         f" robots.txt, {outcome.pruned} pruned, in {outcome.seconds:.1f}s"
         f" ({outcome.pages_per_second:.1f} pages/s)"
     )
+    for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
+        example = outcome.samples.get(reason, [""])[0]
+        typer.echo(f"  skipped {count:>6}  {reason}" + (f"  e.g. {example}" if example else ""))
 
 
 def _start_urls(urls: list[str], resume: bool, store: Store) -> list[str]:

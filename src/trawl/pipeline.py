@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
@@ -44,6 +44,8 @@ class CrawlOutcome:
     pruned: int
     seconds: float
     resumed_from: int | None = None
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
+    samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
 
     @property
     def pages_per_second(self) -> float:
@@ -183,6 +185,8 @@ async def crawl(
         pruned=pruned,
         seconds=time.monotonic() - started,
         resumed_from=previous.id if previous else None,
+        skipped=dict(stats.skipped),
+        samples=stats.samples,
     )
 
 

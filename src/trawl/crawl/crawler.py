@@ -216,6 +216,7 @@ class Crawler:
         if not robots.policy.allows(item.url, self._limits.user_agent):
             self._reserved -= 1
             self.stats.blocked += 1
+            self.stats.skip("blocked by robots.txt", item.url)
             self._sink.skipped(item, f"robots.txt: {robots.policy.reason}")
             return
         self.stats.fetched += 1
