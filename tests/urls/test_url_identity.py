@@ -472,6 +472,14 @@ def test_numbers_too_long_for_int_are_refused_cleanly(url: str) -> None:
         normalise(url)
 
 
+@pytest.mark.parametrize(
+    "url", ["https://example.com/\ud800", "https://ex%41\ud800.com/", "https://\ud800.com/"]
+)
+def test_a_lone_surrogate_is_refused_cleanly(url: str) -> None:
+    with pytest.raises(InvalidUrl):
+        normalise(url)
+
+
 def test_port_zero_is_refused() -> None:
     with pytest.raises(InvalidUrl):
         normalise("http://example.com:0/")
