@@ -11,6 +11,7 @@ neighbours. ``trawl index`` reuses the tail: store.pages -> index upsert.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
+from trawl.extract import language
 from trawl.extract.html import parse_html
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
@@ -137,6 +139,7 @@ async def crawl(
     ``allow`` names extra private host:port targets (``--allow-host``).
     """
     started = time.monotonic()
+    model = asyncio.create_task(asyncio.to_thread(language.preload))
     # The writer's lock is also the crawl lock: a crawl still marked running can
     # only be one that died, so it is marked interrupted.
     index = IndexWriter(settings.index_path)
@@ -173,6 +176,7 @@ async def crawl(
         )
     finally:
         index.close()
+        await model
     return CrawlOutcome(
         crawl_id=crawl_id,
         outcome=outcome,

@@ -7,6 +7,7 @@ downloaded at run time.
 from __future__ import annotations
 
 import re
+import threading
 
 import py3langid
 
@@ -32,5 +33,21 @@ def detect_language(html_lang: str | None, content_language: str | None, text: s
     sample = text[:SAMPLE_CHARS]
     if len(sample.split()) < MIN_WORDS_TO_DETECT:
         return None
-    lang, _score = py3langid.classify(sample)
+    return _classify(sample)
+
+
+# py3langid loads its model on first use, in whichever thread asks first; the
+# lock makes it load once when ``preload`` runs in a thread beside the crawl.
+_model_lock = threading.Lock()
+
+
+def _classify(sample: str) -> str:
+    with _model_lock:
+        lang, _score = py3langid.classify(sample)
     return str(lang)
+
+
+def preload() -> None:
+    """Load the detection model now (about half a second of decompression), so
+    that a crawl can do it in a thread while its first requests are in flight."""
+    _classify("warm up")

@@ -72,19 +72,25 @@ class HostScope:
         return cls(parts.scheme, parts.hostname or "", _explicit_port(parts.scheme, parts.port))
 
     def contains(self, url: str) -> bool:
-        """``url`` must be an identity (``normalise``'s output): it is not re-checked here."""
-        parts = urlsplit(url)
-        if parts.scheme not in SCHEMES:
-            return False
-        if (parts.hostname or "").rstrip(".") != self.host.rstrip("."):
-            return False
-        port = _explicit_port(parts.scheme, parts.port)
-        if parts.scheme == self.scheme:
-            return port == self.port
-        # Only the upgrade http -> https on default ports is the same site.
-        return (
-            (self.scheme, parts.scheme) == ("http", "https") and port is None and self.port is None
-        )
+        """``url`` must be an identity (``normalise``'s output): it is not re-checked here.
+
+        An identity spells its origin one way only (lower-case host, no default
+        port, a path from "/"), so a prefix test is exact; it runs for every
+        link on every page.
+        """
+        return url.startswith(_origins(self.scheme, self.host, self.port))
+
+
+@functools.lru_cache(maxsize=1024)
+def _origins(scheme: str, host: str, port: int | None) -> tuple[str, ...]:
+    """The origin prefixes of identity URLs in a host scope."""
+    bracketed = f"[{host}]" if ":" in host else host
+    netloc = bracketed if port is None else f"{bracketed}:{port}"
+    own = f"{scheme}://{netloc}/"
+    # Only the upgrade http -> https on default ports is the same site.
+    if scheme == "http" and port is None:
+        return (own, f"https://{netloc}/")
+    return (own,)
 
 
 @dataclass(frozen=True, slots=True)
