@@ -184,3 +184,17 @@ async def test_hostile_pages_do_not_stop_the_crawl(serve: Serve, tmp_path: Path)
 
     assert outcome.outcome == "capped"
     assert urls_found(settings, "wombats") == [site.url("/ok")]
+
+
+async def test_parsing_in_a_worker_process_gives_the_same_index(
+    serve: Serve, tmp_path: Path
+) -> None:
+    site = serve(fixture_site())
+    inline = settings_for(tmp_path / "inline")
+    pooled = settings_for(tmp_path / "pooled", parse_workers=1)
+
+    await run(inline, site.url("/"))
+    await run(pooled, site.url("/"))
+
+    for query in ("zebras", "giraffes", "pangolins"):
+        assert urls_found(pooled, query) == urls_found(inline, query) != []

@@ -14,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from urllib.parse import urlsplit
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
@@ -24,7 +27,7 @@ from trawl.extract.html import parse_html
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
-from trawl.records import CrawlUrl, FetchResult, Link, PageRecord
+from trawl.records import CrawlUrl, FetchResult, Link, PageRecord, ParsedPage
 from trawl.settings import Settings
 from trawl.store.base import Store
 from trawl.understand.response import understand_response, with_content
@@ -54,10 +57,50 @@ class CrawlOutcome:
         return self.fetched / self.seconds if self.seconds > 0 else 0.0
 
 
+class Parser:
+    """Runs ``parse_html``, in worker processes when ``workers`` > 0.
+
+    Parsing is most of a crawl's CPU time. In the event loop's process it holds
+    the GIL away from fetching, storing and indexing; in a pool it runs on
+    another core. A worker that dies (a parser crash on a hostile page) fails
+    that page only: the pool is made anew for the next one.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def parse(
+        self, body: bytes, url: str, content_type: str | None, content_language: str | None
+    ) -> ParsedPage:
+        if self._workers == 0:
+            return parse_html(body, url, content_type, content_language)
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self._workers, mp_context=get_context("spawn"), initializer=language.preload
+            )
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(
+                self._pool, parse_html, body, url, content_type, content_language
+            )
+        except BrokenProcessPool:
+            self._pool = None
+            raise
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+
 class PagePipeline:
     """Receives every crawl event, keeps store and index in step."""
 
-    def __init__(self, store: Store, index: IndexWriter, crawl_id: int) -> None:
+    def __init__(
+        self, store: Store, index: IndexWriter, crawl_id: int, parser: Parser | None = None
+    ) -> None:
+        self._parser = parser or Parser(0)
         self._store = store
         self._index = index
         self._crawl_id = crawl_id
@@ -83,7 +126,7 @@ class PagePipeline:
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()
         if record.indexable:
-            parsed = parse_html(
+            parsed = await self._parser.parse(
                 result.body,
                 item.url,
                 result.header("content-type"),
@@ -139,17 +182,18 @@ async def crawl(
     ``allow`` names extra private host:port targets (``--allow-host``).
     """
     started = time.monotonic()
-    model = asyncio.create_task(asyncio.to_thread(language.preload))
     # The writer's lock is also the crawl lock: a crawl still marked running can
     # only be one that died, so it is marked interrupted.
     index = IndexWriter(settings.index_path)
+    parser = Parser(settings.parse_workers)
+    model = asyncio.create_task(asyncio.to_thread(language.preload))
     try:
         store.interrupt_running()
         previous = None if fresh else store.resumable_crawl(start_urls)
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
-        pipeline = PagePipeline(store, index, crawl_id)
+        pipeline = PagePipeline(store, index, crawl_id, parser)
         frontier = Frontier(
             delay=settings.delay,
             host_concurrency=settings.host_concurrency,
@@ -175,6 +219,7 @@ async def crawl(
             store, index, crawl_id, start_urls=start_urls, stats=stats, outcome=outcome
         )
     finally:
+        parser.close()
         index.close()
         await model
     return CrawlOutcome(
