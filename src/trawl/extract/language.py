@@ -12,7 +12,7 @@ import threading
 import py3langid
 
 MIN_WORDS_TO_DETECT = 5
-SAMPLE_CHARS = 600  # enough for a confident guess; detection time grows with it
+SAMPLE_CHARS = 400  # enough for a confident guess; detection time grows with it
 
 _PRIMARY = re.compile(r"^\s*([a-zA-Z]{2,3})(?:[-_][a-zA-Z0-9]+)*\s*$")
 
