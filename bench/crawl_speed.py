@@ -35,15 +35,13 @@ TIMEOUT = 900.0  # seconds per crawl: a hung crawler must fail the bench, not st
 TRAWL_SUMMARY = re.compile(r"^crawl \d+ [\w ()]+: (\d+) fetched")
 
 HEADER = """\
-# Crawl benchmark results
+# Benchmark results
 
-Appended by `make bench` (`bench/run.py`). A crawl section is one run: Trawl and a Scrapy
-link-following spider crawl the same local copy of the PostgreSQL 15 docs (1,155 pages)
-from the same loopback server, in alternating order, on the same machine.
+`make bench` (`bench/run.py`) appends one section per benchmark run below. Every
+figure that matters is a ratio against a peer measured in the same run on the
+same machine; absolute times on this 2-core machine are noise.
 
-Every figure that matters is a ratio against that peer, measured in the same run on
-the same machine. Absolute times on this 2-core machine are noise (server, crawler and
-everything else share two cores): compare ratios between sections, never seconds.
+# Log
 """
 
 
@@ -158,7 +156,7 @@ def record(results: dict[str, list[Run]], rounds: int, load: float, note: str) -
         commit += " + uncommitted src/ changes"
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
-        f"\n## {when}\n\n"
+        f"\n## Crawl speed, {when}\n\n"
         f"- commit: {commit}\n"
         f"- machine: nproc {cpus()}, Python {platform.python_version()},"
         f" Scrapy {version('scrapy')}, {platform.system()} {platform.machine()},"
