@@ -198,3 +198,22 @@ async def test_parsing_in_a_worker_process_gives_the_same_index(
 
     for query in ("zebras", "giraffes", "pangolins"):
         assert urls_found(pooled, query) == urls_found(inline, query) != []
+
+
+async def test_inbound_anchor_text_finds_the_target(serve: Serve, tmp_path: Path) -> None:
+    site = serve(
+        {
+            # Navigation is not body text: only /b can match, through its anchors.
+            "/": html_page("Home", '<nav><a href="/b">aardwolf facts</a><a href="/c">c</a></nav>'),
+            "/b": html_page("Bee page", "<p>Nothing about the animal here.</p>"),
+            "/c": html_page("See page", '<nav><a href="/b">aardwolf facts again</a></nav>'),
+        }
+    )
+    settings = settings_for(tmp_path)
+    await run(settings, site.url("/"))
+
+    assert urls_found(settings, "aardwolf") == [site.url("/b")]
+    store = SQLiteStore(settings.sqlite_path)
+    inlinks = {u: store.page(site.url(u)).inlinks for u in ("/", "/b", "/c")}  # type: ignore[union-attr]
+    store.close()
+    assert inlinks == {"/": 0, "/b": 2, "/c": 1}

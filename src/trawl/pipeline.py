@@ -24,6 +24,7 @@ from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
 from trawl.extract import language
 from trawl.extract.html import parse_html
+from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
@@ -104,7 +105,11 @@ class PagePipeline:
         self._store = store
         self._index = index
         self._crawl_id = crawl_id
-        self.indexed = 0
+        self.indexed_urls: list[str] = []
+
+    @property
+    def indexed(self) -> int:
+        return len(self.indexed_urls)
 
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         self._store.frontier_add(self._crawl_id, items)
@@ -122,7 +127,7 @@ class PagePipeline:
     async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
         if result.status == 304:
             self._store.touch_page(item.url, self._crawl_id)
-            return [link.url for link in self._store.links_from(item.url) if not link.nofollow]
+            return followed(tuple(self._store.links_from(item.url)))
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()
         if record.indexable:
@@ -134,11 +139,11 @@ class PagePipeline:
             )
             record = with_content(record, parsed)
             links = parsed.links
-            follow = [link.url for link in parsed.links if not link.nofollow]
+            follow = followed(parsed.links)
         self._store.save_page(record, links, self._crawl_id)
         if record.indexable:
-            self._index.upsert(record)
-            self.indexed += 1
+            self._index.upsert(record, self._store.anchors_to(record.url))
+            self.indexed_urls.append(record.url)
         elif record.status < 500:
             # A page that turned into a redirect, a client error or a file leaves the
             # index now. A server error may be an outage: it leaves only when the
@@ -283,6 +288,21 @@ async def _run(
     return stats, "complete"
 
 
+def _link_up(
+    store: Store, index: IndexWriter, indexed_urls: Sequence[str], start_urls: Sequence[str]
+) -> None:
+    """Count inlinks, and index again the pages of this crawl with the anchor text of
+    every link to them: a page crawled early did not know the links found after it."""
+    store.count_inlinks(sorted({urlsplit(u).hostname or "" for u in start_urls}))
+    for url in indexed_urls:
+        anchors = store.anchors_to(url)
+        record = store.page(url) if anchors else None
+        if record is not None and record.indexable:
+            index.upsert(record, anchors)
+            if index.pending >= COMMIT_EVERY:
+                index.commit()
+
+
 def _finish(
     store: Store,
     index: IndexWriter,
@@ -323,7 +343,7 @@ def rebuild_index(store: Store, settings: Settings) -> int:
     count = 0
     try:
         for record in store.pages(indexable_only=True):
-            index.upsert(record)
+            index.upsert(record, store.anchors_to(record.url))
             count += 1
             if index.pending >= COMMIT_EVERY * 10:
                 index.commit()

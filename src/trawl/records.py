@@ -9,6 +9,7 @@ Stages never mutate a record; they build the next one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +55,15 @@ class FetchResult:
 
 @dataclass(frozen=True, slots=True)
 class Link:
+    """One occurrence of a URL on a page: a link (<a>, <area>) or a resource."""
+
     url: str  # resolved and normalised
-    anchor: str
+    anchor: str  # anchor text, or alt/title text for a resource
     nofollow: bool = False
+    element: str = "a"
+    attribute: str = "href"
+    rel: str = ""  # rel values, space-separated, lower-cased
+    heading: str = ""  # nearest heading before it on the page
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +78,10 @@ class ParsedPage:
     lang: str | None
     word_count: int
     links: tuple[Link, ...]
+    links_dropped: int = 0  # occurrences over the per-page cap
+    meta: tuple[tuple[str, str], ...] = ()  # (name, content) of every <meta name>
+    canonical: str | None = None  # <link rel=canonical>, normalised
+    refresh: str | None = None  # <meta http-equiv=refresh> content
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +105,14 @@ class PageRecord:
     indexable: bool = False
     etag: str | None = None  # validators for the next crawl's conditional request
     last_modified: str | None = None
+    links_dropped: int = 0  # occurrences over the per-page cap
+    indexability: str | None = None  # one label: see trawl.understand.indexability
+    canonical: str | None = None
+    directives: tuple[str, ...] = ()  # robots directives that applied
+    published: datetime | None = None
+    modified: datetime | None = None
+    modified_source: str | None = None  # "page", "sitemap" or "http"
+    inlinks: int = 0  # links from other pages, counted when a crawl ends
 
 
 @dataclass(frozen=True, slots=True)

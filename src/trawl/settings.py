@@ -68,6 +68,7 @@ class Settings:
     title_boost: float = _setting(4.0, "BM25 weight of the title field.")
     headings_boost: float = _setting(2.0, "BM25 weight of headings and meta description.")
     body_boost: float = _setting(1.0, "BM25 weight of the main text.")
+    anchor_boost: float = _setting(1.5, "BM25 weight of inbound anchor text.")
     url_boost: float = _setting(1.5, "BM25 weight of URL path tokens.")
     host_boost: float = _setting(1.0, "BM25 weight of host name tokens.")
     per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trawl.extract.html import MAX_ANCHOR_CHARS, parse_html
+from trawl.extract.html import parse_html
+from trawl.extract.links import MAX_TEXT_CHARS as MAX_ANCHOR_CHARS
 from trawl.records import Link, ParsedPage
 
 PAGE = "https://example.com/dir/page.html"
@@ -185,7 +186,10 @@ def test_anchor_text_is_collapsed() -> None:
 
 def test_img_alt_is_the_anchor_when_there_is_no_text() -> None:
     html = "<a href='/home'><img src='logo.png' alt='  Example   home '></a>"
-    assert parse(html).links == (Link("https://example.com/home", "Example home", False),)
+    assert parse(html).links == (
+        Link("https://example.com/home", "Example home", False),
+        Link("https://example.com/dir/logo.png", "Example home", False, "img", "src"),
+    )
 
 
 def test_text_wins_over_img_alt() -> None:

@@ -102,3 +102,29 @@ def test_crawl_log_and_frontier(tmp_path: Path) -> None:
     assert (run.id, run.pages_ok, run.outcome) == (crawl_id, 1, "completed")
     assert run.finished_at is not None and run.start_urls == ("https://example.com/",)
     store.close()
+
+
+def test_host_language_is_the_majority_of_its_pages(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "trawl.sqlite")
+    store.save_page(page("https://example.com/first", lang="en", indexable=True))
+    for i in range(3):
+        store.save_page(page(f"https://example.com/da{i}", lang="da", indexable=True))
+    store.save_page(page("https://example.com/err", lang="de", indexable=False))
+
+    assert store.host_language("example.com") == "da"  # not the first page seen
+    assert store.host_language("other.example") is None
+    store.close()
+
+
+def test_links_keep_their_context(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "trawl.sqlite")
+    image = Link("https://example.com/i.png", "Logo", False, "img", "src", "", "Intro")
+    store.save_page(page("https://example.com/"), [image])
+    store.save_page(
+        page("https://example.com/other"), [Link("https://example.com/x", "see x", False)]
+    )
+
+    assert store.links_from("https://example.com/") == [image]
+    assert store.anchors_to("https://example.com/x") == ["see x"]
+    assert store.anchors_to("https://example.com/i.png") == []  # an image is no link
+    store.close()

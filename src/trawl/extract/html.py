@@ -7,7 +7,6 @@ than lxml on this work and never raises on broken markup. The decoding order
 
 from __future__ import annotations
 
-import functools
 import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -15,11 +14,10 @@ from w3lib.encoding import html_to_unicode
 
 from trawl.errors import InvalidUrl
 from trawl.extract.language import detect_language
-from trawl.records import Link, ParsedPage
+from trawl.extract.links import occurrences
+from trawl.records import ParsedPage
 from trawl.urls.identity import normalise
 
-MAX_LINKS = 5_000  # a page listing more links than this is not worth following further
-MAX_ANCHOR_CHARS = 300
 # Never part of a page's readable text. Navigation is dropped too: it repeats on
 # every page and would make every query match every page of a site.
 NOT_TEXT = ["script", "style", "noscript", "template", "svg", "canvas", "iframe", "object", "nav"]
@@ -56,7 +54,8 @@ def parse_html(
     description = _meta_content(tree, "description")
     h1 = tuple(t for t in (_text(n) for n in tree.css("h1")) if t)
     h2 = tuple(t for t in (_text(n) for n in tree.css("h2")) if t)
-    links = _links(tree, base)
+    links, dropped = occurrences(tree, base)
+    meta = _meta_pairs(tree)
 
     body_node = tree.body
     main_text = ""
@@ -73,6 +72,10 @@ def parse_html(
         lang=lang,
         word_count=len(main_text.split()),
         links=links,
+        links_dropped=dropped,
+        meta=meta,
+        canonical=_canonical(tree, base),
+        refresh=_http_equiv(tree, "refresh"),
     )
 
 
@@ -102,21 +105,36 @@ def _title(tree: LexborHTMLParser) -> str:
     return ""
 
 
+def _meta_pairs(tree: LexborHTMLParser) -> tuple[tuple[str, str], ...]:
+    """(name, content) of every <meta name>: directives are read from these."""
+    return tuple(
+        ((n.attributes.get("name") or "").strip(), n.attributes.get("content") or "")
+        for n in tree.css("meta[name]")
+    )
+
+
+def _http_equiv(tree: LexborHTMLParser, name: str) -> str | None:
+    for node in tree.css("meta[http-equiv]"):
+        if (node.attributes.get("http-equiv") or "").strip().lower() == name:
+            return node.attributes.get("content") or ""
+    return None
+
+
+def _canonical(tree: LexborHTMLParser, base: str) -> str | None:
+    for node in tree.css("link[rel][href]"):
+        if "canonical" in (node.attributes.get("rel") or "").lower().split():
+            try:
+                return normalise(node.attributes.get("href") or "", base=base)
+            except InvalidUrl:
+                return None
+    return None
+
+
 def _meta_content(tree: LexborHTMLParser, name: str) -> str:
     for node in tree.css("meta[name]"):
         if (node.attributes.get("name") or "").strip().lower() == name:
             return _collapse(node.attributes.get("content") or "")
     return ""
-
-
-@functools.lru_cache(maxsize=32_768)
-def _resolve(href: str, base: str) -> str | None:
-    # Sites repeat the same links (navigation, footers) on every page, and
-    # normalising is the costliest step of link extraction: remember answers.
-    try:
-        return normalise(href, base=base)
-    except InvalidUrl:
-        return None
 
 
 def _base_url(tree: LexborHTMLParser, url: str) -> str:
@@ -128,26 +146,3 @@ def _base_url(tree: LexborHTMLParser, url: str) -> str:
         except InvalidUrl:
             pass
     return url
-
-
-def _links(tree: LexborHTMLParser, base: str) -> tuple[Link, ...]:
-    links: list[Link] = []
-    base_dir = base.split("?", 1)[0].rsplit("/", 1)[0] + "/"
-    for node in tree.css("a[href]"):
-        href = (node.attributes.get("href") or "").strip()
-        if not href or href.startswith("#"):
-            continue
-        # A query-only link depends on the whole base URL; any other link only on
-        # the base's folder, which every page of a flat site shares.
-        target = _resolve(href, base if href.startswith("?") else base_dir)
-        if target is None:
-            continue  # mailto:, javascript:, malformed: not a crawlable link
-        anchor = _text(node)
-        if not anchor:
-            img = node.css_first("img[alt]")
-            anchor = _collapse(img.attributes.get("alt") or "") if img is not None else ""
-        rel = (node.attributes.get("rel") or "").lower().split()
-        links.append(Link(target, anchor[:MAX_ANCHOR_CHARS], "nofollow" in rel))
-        if len(links) >= MAX_LINKS:
-            break
-    return tuple(links)

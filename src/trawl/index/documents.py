@@ -6,6 +6,7 @@ Fields and how they are analysed:
     title       en_stem   stored  <title>, else the first H1
     headings    en_stem   stored  H1s, H2s and the meta description
     body        en_stem   stored  main text; stored for snippets
+    anchors     en_stem           anchor texts of links from other pages to this one
     url_tokens  en_stem           words of the URL path: /sql-createindex.html -> sql createindex
     host        default           host name split on dots: www.postgresql.org -> www postgresql org
     lang        raw       stored  ISO 639-1 code
@@ -14,16 +15,17 @@ Fields and how they are analysed:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from urllib.parse import unquote, urlsplit
 
 from trawl.records import PageRecord
 
-TEXT_FIELDS = ("title", "headings", "body", "url_tokens", "host")
+TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
 _WORDS = re.compile(r"[^\W_]+")
 _NOISE_SUFFIXES = frozenset({"html", "htm", "php", "asp", "aspx", "jsp", "index"})
 
 
-def index_fields(record: PageRecord) -> dict[str, str]:
+def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, str]:
     parts = urlsplit(record.url)
     headings = list(record.headings)
     if record.description:
@@ -33,6 +35,7 @@ def index_fields(record: PageRecord) -> dict[str, str]:
         "title": record.title or (record.headings[0] if record.headings else ""),
         "headings": "\n".join(headings),
         "body": record.text,
+        "anchors": "\n".join(anchors),
         "url_tokens": " ".join(url_path_words(parts.path)),
         "host": (parts.hostname or "").replace(".", " "),
         "lang": record.lang or "",

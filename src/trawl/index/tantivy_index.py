@@ -10,6 +10,8 @@ answering wrongly.
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from trawl.errors import SearchIndexError
 from trawl.index.documents import TEXT_FIELDS, index_fields
 from trawl.records import PageRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: anchors field
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 
@@ -31,18 +33,22 @@ def _schema() -> Any:
     b.add_text_field("title", stored=True, tokenizer_name="en_stem")
     b.add_text_field("headings", stored=True, tokenizer_name="en_stem")
     b.add_text_field("body", stored=True, tokenizer_name="en_stem")
+    b.add_text_field("anchors", stored=False, tokenizer_name="en_stem")
     b.add_text_field("url_tokens", stored=False, tokenizer_name="en_stem")
     b.add_text_field("host", stored=False, tokenizer_name="default")
     b.add_text_field("lang", stored=True, tokenizer_name="raw")
     return b.build()
 
 
-def _open(path: Path, *, create: bool) -> Any:
+def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
+    """Open the index at ``path``; ``replace`` starts over when it has another schema."""
     marker = path / _SCHEMA_FILE
     try:
         if marker.exists():
             version = json.loads(marker.read_text()).get("version")
-            if version != SCHEMA_VERSION:
+            if version != SCHEMA_VERSION and replace:
+                shutil.rmtree(path)
+            elif version != SCHEMA_VERSION:
                 raise SearchIndexError(
                     f"index at {path} has schema version {version}, this Trawl needs"
                     f" {SCHEMA_VERSION}: rebuild it with `trawl index`"
@@ -61,7 +67,8 @@ class IndexWriter:
     """Adds, replaces and removes pages. Changes are visible after ``commit``."""
 
     def __init__(self, path: Path, *, fresh: bool = False) -> None:
-        self._index = _open(path, create=True)
+        """``fresh``: start from an empty index (``trawl index``), whatever was there."""
+        self._index = _open(path, create=True, replace=fresh)
         try:
             self._writer = self._index.writer(_WRITER_HEAP, 1)
         except ValueError as e:  # the writer lock is held by another process
@@ -70,9 +77,9 @@ class IndexWriter:
             self._writer.delete_all_documents()
         self.pending = 0
 
-    def upsert(self, record: PageRecord) -> None:
+    def upsert(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
         self._writer.delete_documents_by_term("url", record.url)
-        self._writer.add_document(tantivy.Document(**index_fields(record)))
+        self._writer.add_document(tantivy.Document(**index_fields(record, anchors)))
         self.pending += 1
 
     def delete(self, url: str) -> None:

@@ -21,6 +21,7 @@ def field_boosts(settings: Settings) -> dict[str, float]:
         "title": settings.title_boost,
         "headings": settings.headings_boost,
         "body": settings.body_boost,
+        "anchors": settings.anchor_boost,
         "url_tokens": settings.url_boost,
         "host": settings.host_boost,
     }

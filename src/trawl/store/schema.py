@@ -74,6 +74,21 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN last_modified TEXT;
     CREATE INDEX pages_crawl ON pages(host, crawl_id);
     """,
+    # 3: page understanding: occurrences with context, indexability, dates.
+    """
+    ALTER TABLE links ADD COLUMN element TEXT NOT NULL DEFAULT 'a';
+    ALTER TABLE links ADD COLUMN attribute TEXT NOT NULL DEFAULT 'href';
+    ALTER TABLE links ADD COLUMN rel TEXT NOT NULL DEFAULT '';
+    ALTER TABLE links ADD COLUMN heading TEXT NOT NULL DEFAULT '';
+    ALTER TABLE pages ADD COLUMN links_dropped INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN inlinks INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN indexability TEXT;
+    ALTER TABLE pages ADD COLUMN canonical TEXT;
+    ALTER TABLE pages ADD COLUMN directives TEXT NOT NULL DEFAULT '';
+    ALTER TABLE pages ADD COLUMN published TEXT;
+    ALTER TABLE pages ADD COLUMN modified TEXT;
+    ALTER TABLE pages ADD COLUMN modified_source TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

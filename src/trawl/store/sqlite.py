@@ -11,6 +11,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,9 @@ from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 _PAGE_COLUMNS = (
     "url, host, status, depth, fetched_at, content_type, title, description, headings,"
-    " body, lang, word_count, redirect_to, error, indexable, etag, last_modified"
+    " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
+    " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
+    " inlinks"
 )
 _CRAWL_COLUMNS = (
     "id, started_at, finished_at, start_urls, pages_ok, pages_failed, outcome, skipped,"
@@ -186,8 +189,21 @@ class SQLiteStore:
             page_id = row[0]
             self._db.execute("DELETE FROM links WHERE from_page = ?", (page_id,))
             self._db.executemany(
-                "INSERT INTO links (from_page, to_url, anchor, nofollow) VALUES (?, ?, ?, ?)",
-                [(page_id, link.url, link.anchor, int(link.nofollow)) for link in links],
+                "INSERT INTO links (from_page, to_url, anchor, nofollow, element, attribute, rel,"
+                " heading) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        page_id,
+                        link.url,
+                        link.anchor,
+                        int(link.nofollow),
+                        link.element,
+                        link.attribute,
+                        link.rel,
+                        link.heading,
+                    )
+                    for link in links
+                ],
             )
             if crawl_id is not None:
                 self._mark(crawl_id, record.url, "fetched", None)
@@ -246,11 +262,40 @@ class SQLiteStore:
 
     def links_from(self, url: str) -> list[Link]:
         rows = self._db.execute(
-            "SELECT l.to_url, l.anchor, l.nofollow FROM links l JOIN pages p ON p.id = l.from_page"
-            " WHERE p.url = ? ORDER BY l.rowid",
+            "SELECT l.to_url, l.anchor, l.nofollow, l.element, l.attribute, l.rel, l.heading"
+            " FROM links l JOIN pages p ON p.id = l.from_page WHERE p.url = ? ORDER BY l.rowid",
             (url,),
         )
-        return [Link(u, a, bool(n)) for u, a, n in rows]
+        return [Link(u, a, bool(n), e, at, r, h) for u, a, n, e, at, r, h in rows]
+
+    def anchors_to(self, url: str, limit: int = 100) -> list[str]:
+        """Distinct anchor texts of links from other pages to ``url``."""
+        rows = self._db.execute(
+            "SELECT DISTINCT l.anchor FROM links l JOIN pages p ON p.id = l.from_page"
+            " WHERE l.to_url = ? AND p.url != ? AND l.element IN ('a', 'area') AND l.anchor != ''"
+            " LIMIT ?",
+            (url, url, limit),
+        )
+        return [a for (a,) in rows]
+
+    def count_inlinks(self, hosts: Sequence[str]) -> None:
+        """Store, for every page of ``hosts``, how many links from other pages point to it."""
+        marks = ", ".join("?" * len(hosts))
+        self._db.execute(
+            "UPDATE pages SET inlinks = (SELECT count(*) FROM links l JOIN pages src"  # noqa: S608
+            " ON src.id = l.from_page WHERE l.to_url = pages.url AND src.url != pages.url"
+            f" AND l.element IN ('a', 'area')) WHERE host IN ({marks})",
+            tuple(hosts),
+        )
+
+    def host_language(self, host: str) -> str | None:
+        """The language most of the host's pages are in (a vote, never the first page)."""
+        row = self._db.execute(
+            "SELECT lang FROM pages WHERE host = ? AND lang IS NOT NULL AND indexable = 1"
+            " GROUP BY lang ORDER BY count(*) DESC, lang LIMIT 1",
+            (host,),
+        ).fetchone()
+        return row[0] if row else None
 
     def close(self) -> None:
         self._db.close()
@@ -304,6 +349,14 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         int(r.indexable),
         r.etag,
         r.last_modified,
+        r.links_dropped,
+        r.indexability,
+        r.canonical,
+        " ".join(r.directives),
+        r.published.isoformat() if r.published else None,
+        r.modified.isoformat() if r.modified else None,
+        r.modified_source,
+        r.inlinks,
     )
 
 
@@ -326,6 +379,14 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         indexable=bool(row[14]),
         etag=row[15],
         last_modified=row[16],
+        links_dropped=row[17],
+        indexability=row[18],
+        canonical=row[19],
+        directives=tuple(row[20].split()),
+        published=datetime.fromisoformat(row[21]) if row[21] else None,
+        modified=datetime.fromisoformat(row[22]) if row[22] else None,
+        modified_source=row[23],
+        inlinks=row[24],
     )
 
 
