@@ -220,6 +220,7 @@ async def crawl(
             on_crawler=on_crawler,
             allow=allow,
         )
+        _link_up(store, index, pipeline.indexed_urls, start_urls)
         pruned = _finish(
             store, index, crawl_id, start_urls=start_urls, stats=stats, outcome=outcome
         )
