@@ -29,9 +29,10 @@ from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult, Link, PageRecord, ParsedPage
+from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
-from trawl.understand.response import understand_response, with_content
+from trawl.understand.response import blocked_page, understand_page, understand_response
 from trawl.urls.identity import host_port
 
 COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progress searchable
@@ -99,9 +100,16 @@ class PagePipeline:
     """Receives every crawl event, keeps store and index in step."""
 
     def __init__(
-        self, store: Store, index: IndexWriter, crawl_id: int, parser: Parser | None = None
+        self,
+        store: Store,
+        index: IndexWriter,
+        crawl_id: int,
+        parser: Parser | None = None,
+        robots_name: str = "trawlbot",
     ) -> None:
+        """``robots_name``: our product token, which meta tags and X-Robots-Tag may name."""
         self._parser = parser or Parser(0)
+        self._robots_name = robots_name
         self._store = store
         self._index = index
         self._crawl_id = crawl_id
@@ -137,9 +145,8 @@ class PagePipeline:
                 result.header("content-type"),
                 result.header("content-language"),
             )
-            record = with_content(record, parsed)
+            record, follow = understand_page(record, parsed, result, self._robots_name)
             links = parsed.links
-            follow = followed(parsed.links)
         self._store.save_page(record, links, self._crawl_id)
         if record.indexable:
             self._index.upsert(record, self._store.anchors_to(record.url))
@@ -167,6 +174,10 @@ class PagePipeline:
         self._store.frontier_mark(self._crawl_id, item.url, "failed", error)
 
     def skipped(self, item: CrawlUrl, reason: str) -> None:
+        if reason.startswith("robots.txt"):
+            # Recorded as a page (label Blocked), and so out of the index.
+            self._store.save_page(blocked_page(item, time.time()), (), self._crawl_id)
+            self._index.delete(item.url)
         self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)
 
 
@@ -198,7 +209,7 @@ async def crawl(
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
-        pipeline = PagePipeline(store, index, crawl_id, parser)
+        pipeline = PagePipeline(store, index, crawl_id, parser, product_token(settings.user_agent))
         frontier = Frontier(
             delay=settings.delay,
             host_concurrency=settings.host_concurrency,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
 
-from trawl.records import CrawlUrl, FetchResult, ParsedPage
-from trawl.understand.response import understand_response, with_content
+from trawl.records import CrawlUrl, FetchResult, Link, ParsedPage
+from trawl.understand.response import understand_page, understand_response
 
 ITEM = CrawlUrl("https://example.com/docs/page.html", depth=3, source="https://example.com/")
 
@@ -128,9 +131,8 @@ def test_error_statuses_are_not_indexable(status: int) -> None:
     assert follow == []
 
 
-def test_with_content_copies_the_parsed_page() -> None:
-    record, _ = understand_response(ITEM, result(200, HTML))
-    parsed = ParsedPage(
+def parsed_page(**changes: Any) -> ParsedPage:
+    page = ParsedPage(
         title="T",
         description="D",
         h1=("H1",),
@@ -138,9 +140,14 @@ def test_with_content_copies_the_parsed_page() -> None:
         text="some words here",
         lang="en",
         word_count=3,
-        links=(),
+        links=(Link("https://example.com/a?page=2", "next"), Link("https://example.com/b", "b")),
     )
-    full = with_content(record, parsed)
+    return replace(page, **changes)
+
+
+def test_understand_page_copies_the_parsed_page() -> None:
+    record, _ = understand_response(ITEM, result(200, HTML))
+    full, follow = understand_page(record, parsed_page(), result(200, HTML), "trawlbot")
     assert (full.title, full.description, full.text, full.lang, full.word_count) == (
         "T",
         "D",
@@ -149,5 +156,58 @@ def test_with_content_copies_the_parsed_page() -> None:
         3,
     )
     assert full.headings == ("H1", "H2a", "H2b")
-    assert full.indexable is True
+    assert (full.indexable, full.indexability) == (True, "Indexable")
     assert full.url == record.url
+    assert follow == ["https://example.com/a?page=2", "https://example.com/b"]
+
+
+@pytest.mark.parametrize(
+    ("meta", "headers", "label", "follows"),
+    [
+        ((("robots", "noindex"),), (), "Noindex", True),
+        ((("TrawlBot", "noindex, nofollow"),), (), "Noindex", False),
+        ((("robots", "none"),), (), "Noindex", False),
+        ((("robots", "max-image-preview:none"),), (), "Indexable", True),
+        ((), (("X-Robots-Tag", "trawlbot: noindex"),), "Noindex", True),
+        ((), (("X-Robots-Tag", "bingbot: noindex"),), "Indexable", True),
+    ],
+)
+def test_directives_decide(
+    meta: tuple[tuple[str, str], ...],
+    headers: tuple[tuple[str, str], ...],
+    label: str,
+    follows: bool,
+) -> None:
+    response = replace(result(200, HTML), headers=(*result(200, HTML).headers, *headers))
+    record, _ = understand_response(ITEM, response)
+    full, follow = understand_page(record, parsed_page(meta=meta), response, "trawlbot")
+    assert full.indexability == label
+    assert full.indexable is (label == "Indexable")
+    assert bool(follow) is follows
+
+
+def test_short_meta_refresh_is_a_redirect_and_a_long_one_is_not() -> None:
+    record, _ = understand_response(ITEM, result(200, HTML))
+    quick, follow = understand_page(
+        record, parsed_page(refresh="0; url=/moved"), result(200, HTML), "trawlbot"
+    )
+    slow, _ = understand_page(
+        record, parsed_page(refresh="30; url=/moved"), result(200, HTML), "trawlbot"
+    )
+    assert (quick.indexability, quick.redirect_to) == ("Redirected", "https://example.com/moved")
+    assert follow == ["https://example.com/moved"]
+    assert (slow.indexability, slow.redirect_to) == ("Indexable", None)
+
+
+def test_canonical_elsewhere_is_followed_and_its_query_variants_are_not() -> None:
+    record, _ = understand_response(ITEM, result(200, HTML))
+    page = parsed_page(canonical="https://example.com/a")
+    full, follow = understand_page(record, page, result(200, HTML), "trawlbot")
+    assert (full.indexability, full.indexable) == ("Canonicalised", False)
+    assert follow == ["https://example.com/a", "https://example.com/b"]
+
+
+def test_canonical_naming_the_page_itself_is_indexable() -> None:
+    record, _ = understand_response(ITEM, result(200, HTML))
+    full, _ = understand_page(record, parsed_page(canonical=ITEM.url), result(200, HTML), "x")
+    assert full.indexability == "Indexable"

@@ -1,7 +1,16 @@
-"""What a response means for the index: a page to parse, a redirect, an error, a file. Pure.
+"""What a response means for the index. Pure.
 
-Issue by issue this grows into the full indexability decision (noindex,
-canonical, meta refresh); for now: only a 2xx HTML response is indexable.
+Two steps, because only HTML is parsed in between:
+
+- ``understand_response``: the status and headers alone: a redirect (its
+  target is followed), an error, a file that is not HTML, or HTML to parse.
+- ``understand_page``: the parsed HTML: robots directives (noindex, nofollow),
+  a meta refresh of at most ten seconds (a redirect), rel=canonical naming
+  another URL (the canonical is followed; links that are only query-string
+  variants of it are not, or pagination would be walked forever).
+
+Each page ends with one indexability label (see ``indexability``) and
+``indexable`` true only for the Indexable ones.
 """
 
 from __future__ import annotations
@@ -10,12 +19,20 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 from trawl.errors import InvalidUrl
+from trawl.extract.links import followed
 from trawl.records import CrawlUrl, FetchResult, PageRecord, ParsedPage
+from trawl.understand.directives import robots_directives
+from trawl.understand.indexability import Indexability, indexability, is_query_variant
+from trawl.understand.refresh import refresh_redirect
 from trawl.urls.identity import normalise
 
 
 def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord, list[str]]:
-    """What kind of response this is; the links to follow if it is not HTML to parse."""
+    """The record so far, and the URLs to follow when there is no HTML to parse.
+
+    ``record.indexable`` is true when the response is HTML worth parsing; the
+    final decision is ``understand_page``'s.
+    """
     record = PageRecord(
         url=item.url,
         host=urlsplit(item.url).hostname or "",
@@ -29,18 +46,23 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
         try:
             target = normalise(location, base=item.url)
         except InvalidUrl as e:
-            return replace(record, error=f"unusable redirect: {e}"), []
-        return replace(record, redirect_to=target), [target]
+            record = replace(record, error=f"unusable redirect: {e}")
+            return _labelled(record), []
+        return _labelled(replace(record, redirect_to=target)), [target]
     if result.status >= 400:
-        return replace(record, error=f"HTTP {result.status}"), []
+        return _labelled(replace(record, error=f"HTTP {result.status}")), []
     if 200 <= result.status < 300 and result.is_html:
         etag, last_modified = result.header("etag"), result.header("last-modified")
         return replace(record, indexable=True, etag=etag, last_modified=last_modified), []
-    return record, []
+    return record, []  # a file or an odd status: recorded, not a page to label
 
 
-def with_content(record: PageRecord, parsed: ParsedPage) -> PageRecord:
-    return replace(
+def understand_page(
+    record: PageRecord, parsed: ParsedPage, result: FetchResult, product_token: str
+) -> tuple[PageRecord, list[str]]:
+    """Apply what the HTML says about itself; return the final record and the URLs to follow."""
+    directives = robots_directives(parsed.meta, result.headers, product_token)
+    record = replace(
         record,
         title=parsed.title,
         description=parsed.description,
@@ -48,4 +70,53 @@ def with_content(record: PageRecord, parsed: ParsedPage) -> PageRecord:
         text=parsed.text,
         lang=parsed.lang,
         word_count=parsed.word_count,
+        links_dropped=parsed.links_dropped,
+        canonical=parsed.canonical,
+        directives=directives.values,
     )
+    follow = [] if directives.nofollow else followed(parsed.links)
+
+    target = _refresh_target(parsed.refresh, record.url)
+    if target is not None:
+        return _labelled(replace(record, redirect_to=target)), [target]
+    record = _labelled(replace(record, indexable=False), noindex=directives.noindex)
+    if record.indexability == Indexability.CANONICALISED and parsed.canonical:
+        canonical = parsed.canonical
+        follow = [canonical, *(u for u in follow if not is_query_variant(u, canonical))]
+    return record, follow
+
+
+def blocked_page(item: CrawlUrl, fetched_at: float) -> PageRecord:
+    """A URL robots.txt did not let us fetch: recorded, so the report can show it."""
+    record = PageRecord(
+        url=item.url,
+        host=urlsplit(item.url).hostname or "",
+        status=0,
+        depth=item.depth,
+        fetched_at=fetched_at,
+    )
+    return replace(record, indexability=Indexability.BLOCKED.value)
+
+
+def _labelled(record: PageRecord, *, noindex: bool = False) -> PageRecord:
+    label = indexability(
+        status=record.status,
+        redirect_to=record.redirect_to,
+        error=record.error,
+        blocked=False,
+        noindex=noindex,
+        canonical=record.canonical,
+        url=record.url,
+    )
+    return replace(record, indexability=label.value, indexable=label == Indexability.INDEXABLE)
+
+
+def _refresh_target(content: str | None, url: str) -> str | None:
+    raw = refresh_redirect(content)
+    if raw is None:
+        return None
+    try:
+        target = normalise(raw, base=url)
+    except InvalidUrl:
+        return None
+    return None if target == url else target  # a page that refreshes itself is no redirect
