@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fixture_sites import Route, SiteServer, html_page
@@ -217,3 +218,50 @@ async def test_inbound_anchor_text_finds_the_target(serve: Serve, tmp_path: Path
     inlinks = {u: store.page(site.url(u)).inlinks for u in ("/", "/b", "/c")}  # type: ignore[union-attr]
     store.close()
     assert inlinks == {"/": 0, "/b": 2, "/c": 1}
+
+
+async def test_page_dates_take_the_first_source_that_speaks(serve: Serve, tmp_path: Path) -> None:
+    ld = (
+        '<script type="application/ld+json">{"@type": "Article", '
+        '"datePublished": "2020-05-01", "dateModified": "2021-06-01"}</script>'
+    )
+    sitemap_dates = [f"2022-01-0{d}" for d in range(1, 4)]  # distinct dates: trusted
+    site = serve({})
+    base = site.base
+    urlset = "".join(
+        f"<url><loc>{base}/s{i}</loc><lastmod>{d}</lastmod></url>"
+        for i, d in enumerate(sitemap_dates)
+    )
+    http_date = "Wed, 01 Mar 2023 10:00:00 GMT"
+    site.routes.update(
+        {
+            "/": html_page("Home", '<a href="/ld">ld</a><a href="/h">h</a>'),
+            "/ld": html_page("LD", "<p>x</p>", head=ld),
+            "/h": Route(
+                b"<title>H</title><p>x</p>",
+                headers={"Content-Type": "text/html", "Last-Modified": http_date},
+            ),
+            "/sitemap.xml": Route(
+                f"<urlset>{urlset}</urlset>".encode(), headers={"Content-Type": "application/xml"}
+            ),
+            **{f"/s{i}": html_page(f"S{i}", "<p>s</p>") for i in range(3)},
+        }
+    )
+    settings = settings_for(tmp_path)
+    await run(settings, site.url("/"))
+
+    store = SQLiteStore(settings.sqlite_path)
+    ld_page, header_page, sitemap_page = (store.page(site.url(p)) for p in ("/ld", "/h", "/s1"))
+    store.close()
+    assert ld_page is not None and header_page is not None and sitemap_page is not None
+    assert (ld_page.published, ld_page.modified_source) == (
+        datetime(2020, 5, 1, tzinfo=UTC),
+        "page",
+    )
+    assert ld_page.modified == datetime(2021, 6, 1, tzinfo=UTC)
+    assert (header_page.modified_source, header_page.published) == ("http", None)
+    assert header_page.modified == datetime(2023, 3, 1, 10, tzinfo=UTC)
+    assert (sitemap_page.modified_source, sitemap_page.modified) == (
+        "sitemap",
+        datetime(2022, 1, 2, tzinfo=UTC),
+    )

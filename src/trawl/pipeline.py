@@ -145,7 +145,9 @@ class PagePipeline:
                 result.header("content-type"),
                 result.header("content-language"),
             )
-            record, follow = understand_page(record, parsed, result, self._robots_name)
+            record, follow = understand_page(
+                record, parsed, result, self._robots_name, item.lastmod
+            )
             links = parsed.links
         self._store.save_page(record, links, self._crawl_id)
         if record.indexable:

@@ -21,6 +21,7 @@ class CrawlUrl:
     source: str | None = None
     redirect_chain: tuple[str, ...] = ()  # URLs whose redirects led here, oldest first
     retries: int = 0  # times put back after a 429 or 503
+    lastmod: datetime | None = None  # from a sitemap whose dates are trusted
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,9 @@ class ParsedPage:
     meta: tuple[tuple[str, str], ...] = ()  # (name, content) of every <meta name>
     canonical: str | None = None  # <link rel=canonical>, normalised
     refresh: str | None = None  # <meta http-equiv=refresh> content
+    published: datetime | None = None  # from the page's own markup
+    published_source: str | None = None
+    page_modified: datetime | None = None  # the markup's dateModified
 
 
 @dataclass(frozen=True, slots=True)

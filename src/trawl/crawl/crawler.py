@@ -337,7 +337,9 @@ class Crawler:
             if depth < MAX_INDEX_DEPTH:
                 todo.extend((child, depth + 1, True) for child in sitemap.children)
             self.stats.sitemap_urls += len(sitemap.entries)
-            self.admit([CrawlUrl(e.url, 1, url) for e in sitemap.entries])
+            # lastmod rides with the URL: the parser already dropped it where the
+            # sitemap's dates were not to be trusted.
+            self.admit([CrawlUrl(e.url, 1, url, lastmod=e.lastmod) for e in sitemap.entries])
 
     async def _fetch_robots(self, site: str) -> RobotsPolicy:
         url = site + "/robots.txt"

@@ -13,6 +13,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from w3lib.encoding import html_to_unicode
 
 from trawl.errors import InvalidUrl
+from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
 from trawl.records import ParsedPage
@@ -63,6 +64,7 @@ def parse_html(
         body_node.strip_tags(NOT_TEXT)
         main_text = _collapse(body_node.text(separator=""))
     lang = detect_language(html_lang, content_language, main_text or title)
+    published, published_source, page_modified = markup_dates(text, url)
     return ParsedPage(
         title=title,
         description=description,
@@ -76,6 +78,9 @@ def parse_html(
         meta=meta,
         canonical=_canonical(tree, base),
         refresh=_http_equiv(tree, "refresh"),
+        published=published,
+        published_source=published_source,
+        page_modified=page_modified,
     )
 
 

@@ -16,9 +16,11 @@ Each page ends with one indexability label (see ``indexability``) and
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from trawl.errors import InvalidUrl
+from trawl.extract.dates import page_dates
 from trawl.extract.links import followed
 from trawl.records import CrawlUrl, FetchResult, PageRecord, ParsedPage
 from trawl.understand.directives import robots_directives
@@ -58,10 +60,26 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
 
 
 def understand_page(
-    record: PageRecord, parsed: ParsedPage, result: FetchResult, product_token: str
+    record: PageRecord,
+    parsed: ParsedPage,
+    result: FetchResult,
+    product_token: str,
+    sitemap_lastmod: datetime | None = None,
 ) -> tuple[PageRecord, list[str]]:
-    """Apply what the HTML says about itself; return the final record and the URLs to follow."""
+    """Apply what the HTML says about itself; return the final record and the URLs to follow.
+
+    ``sitemap_lastmod`` is the page's lastmod from a sitemap whose dates are trusted.
+    """
     directives = robots_directives(parsed.meta, result.headers, product_token)
+    dates = page_dates(
+        published=parsed.published,
+        published_source=parsed.published_source,
+        page_modified=parsed.page_modified,
+        sitemap_lastmod=sitemap_lastmod,
+        last_modified_header=result.header("last-modified"),
+        date_header=result.header("date"),
+        now=datetime.fromtimestamp(result.fetched_at, UTC),
+    )
     record = replace(
         record,
         title=parsed.title,
@@ -73,6 +91,9 @@ def understand_page(
         links_dropped=parsed.links_dropped,
         canonical=parsed.canonical,
         directives=directives.values,
+        published=dates.published,
+        modified=dates.modified,
+        modified_source=dates.modified_source,
     )
     follow = [] if directives.nofollow else followed(parsed.links)
 
