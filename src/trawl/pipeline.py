@@ -151,7 +151,9 @@ class PagePipeline:
             links = parsed.links
         self._store.save_page(record, links, self._crawl_id)
         if record.indexable:
-            self._index.upsert(record, self._store.anchors_to(record.url))
+            # Anchor text comes when the crawl ends (_link_up): by then every link
+            # to the page is known, and each page is looked up once, not twice.
+            self._index.upsert(record)
             self.indexed_urls.append(record.url)
         elif record.status < 500:
             # A page that turned into a redirect, a client error or a file leaves the
