@@ -362,3 +362,15 @@ def test_tag_soup_gives_a_parsed_page(chunks: list[str], content_type: str | Non
     page = parse_html("".join(chunks).encode("utf-8", "surrogatepass"), PAGE, content_type)
     assert isinstance(page, ParsedPage)
     assert all(link.url.startswith(("http://", "https://")) for link in page.links)
+
+
+def test_undeclared_legacy_encoding_is_detected() -> None:
+    text = "Æblegrød og rødgrød med fløde er dansk mad, som man spiser om sommeren i Danmark."
+    body = f"<html><body><p>{text}</p></body></html>".encode("cp1252")
+    page = parse_html(body, "https://example.com/")
+    assert "rødgrød med fløde" in page.text
+
+
+def test_undeclared_utf8_is_read_as_utf8() -> None:
+    body = "<p>Ærø — “quotes” and €</p>".encode()
+    assert parse_html(body, "https://example.com/").text == "Ærø — “quotes” and €"

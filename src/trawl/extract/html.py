@@ -45,7 +45,7 @@ def parse_html(
 
     ``content_type`` and ``content_language`` are the response's header values.
     """
-    _, text = html_to_unicode(content_type, body)
+    _, text = html_to_unicode(content_type, body, auto_detect_fun=_detect_encoding)
     tree = LexborHTMLParser(_BLOCK_TAG.sub(" <", text))
     base = _base_url(tree, url)
     root = tree.root
@@ -82,6 +82,21 @@ def parse_html(
         published_source=published_source,
         page_modified=page_modified,
     )
+
+
+def _detect_encoding(body: bytes) -> str:
+    """The last resort, when neither header, BOM nor <meta> names an encoding.
+
+    Valid UTF-8 is UTF-8. Anything else is read as windows-1252, which is what
+    browsers fall back to in Western locales: statistical detectors
+    (charset-normalizer) measured worse on short Nordic pages, taking Danish
+    windows-1252 text for windows-1250.
+    """
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8"
 
 
 def _collapse(text: str) -> str:
