@@ -16,6 +16,7 @@ from trawl.errors import InvalidUrl
 from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
+from trawl.extract.main_text import main_text
 from trawl.records import ParsedPage
 from trawl.urls.identity import normalise
 
@@ -27,6 +28,8 @@ NOT_TEXT = ["script", "style", "noscript", "template", "svg", "canvas", "iframe"
 # never splits a word; a space is put before every block-level tag instead, so
 # that blocks ("<p>a</p><p>b</p>") never run together. Done on the markup
 # because selectolax reports no element ends while walking the tree.
+MIN_MAIN_TEXT = 250  # characters
+
 _BLOCK_TAG = re.compile(
     r"<(?=/?(?:address|article|aside|blockquote|br|caption|dd|details|dialog|div|dl|dt|fieldset"
     r"|figcaption|figure|footer|form|h[1-6]|header|hr|img|legend|li|main|nav|ol|option|p|pre"
@@ -58,21 +61,24 @@ def parse_html(
     links, dropped = occurrences(tree, base)
     meta = _meta_pairs(tree)
 
+    # The article or main content without navigation and boilerplate. On a page
+    # with little text (or a page of links) the scorer has too little to judge
+    # by: the visible text without navigation, scripts and styles stands in.
+    text_of_page = " ".join(main_text(text, url).split())
     body_node = tree.body
-    main_text = ""
-    if body_node is not None:
+    if len(text_of_page) < MIN_MAIN_TEXT and body_node is not None:
         body_node.strip_tags(NOT_TEXT)
-        main_text = _collapse(body_node.text(separator=""))
-    lang = detect_language(html_lang, content_language, main_text or title)
+        text_of_page = _collapse(body_node.text(separator=""))
+    lang = detect_language(html_lang, content_language, text_of_page or title)
     published, published_source, page_modified = markup_dates(text, url)
     return ParsedPage(
         title=title,
         description=description,
         h1=h1,
         h2=h2,
-        text=main_text,
+        text=text_of_page,
         lang=lang,
-        word_count=len(main_text.split()),
+        word_count=len(text_of_page.split()),
         links=links,
         links_dropped=dropped,
         meta=meta,
