@@ -191,7 +191,7 @@ async def test_parsing_in_a_worker_process_gives_the_same_index(
     serve: Serve, tmp_path: Path
 ) -> None:
     site = serve(fixture_site())
-    inline = settings_for(tmp_path / "inline")
+    inline = settings_for(tmp_path / "inline", parse_workers=0)
     pooled = settings_for(tmp_path / "pooled", parse_workers=1)
 
     await run(inline, site.url("/"))

@@ -12,6 +12,7 @@ neighbours. ``trawl index`` reuses the tail: store.pages -> index upsert.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -205,7 +206,8 @@ async def crawl(
     # The writer's lock is also the crawl lock: a crawl still marked running can
     # only be one that died, so it is marked interrupted.
     index = IndexWriter(settings.index_path)
-    parser = Parser(settings.parse_workers)
+    workers = settings.parse_workers
+    parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
     model = asyncio.create_task(asyncio.to_thread(language.preload))
     try:
         store.interrupt_running()

@@ -56,7 +56,10 @@ class Settings:
         0.5, "Share of failed fetches above which a crawl is unhealthy and prunes nothing.", 0, 1
     )
     parse_workers: int = _setting(
-        0, "Processes that parse HTML beside the crawl; 0: parse in the crawl's process.", 0, 64
+        -1,
+        "Processes that parse HTML beside the crawl; 0: none, -1: one per spare core (max 4).",
+        -1,
+        64,
     )
     timeout: float = _setting(20.0, "Seconds allowed for one request, connect to last byte.", 0.1)
     max_bytes: int = _setting(
