@@ -6,6 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from fixture_sites import Route, SiteServer, html_page
 from trawl.index.tantivy_index import IndexReader
 from trawl.pipeline import CrawlOutcome, crawl, rebuild_index
@@ -265,3 +267,35 @@ async def test_page_dates_take_the_first_source_that_speaks(serve: Serve, tmp_pa
         "sitemap",
         datetime(2022, 1, 2, tzinfo=UTC),
     )
+
+
+@pytest.mark.parametrize(
+    ("head", "label"),
+    [
+        ('<meta name="robots" content="noindex">', "Noindex"),
+        ('<link rel="canonical" href="/about-us">', "Canonicalised"),
+        ('<meta http-equiv="refresh" content="0; url=/about-us">', "Redirected"),
+    ],
+)
+async def test_a_page_that_turns_unindexable_leaves_the_index(
+    serve: Serve, tmp_path: Path, head: str, label: str
+) -> None:
+    routes = fixture_site()
+    routes["/about-us"] = html_page("Us", "<p>The new about page.</p>")
+    site = serve(routes)
+    settings = settings_for(tmp_path)
+    await run(settings, site.url("/"))
+    assert urls_found(settings, "zebras") == [site.url("/about")]
+
+    routes["/about"] = html_page("About the zebra keepers", "<p>We keep zebras.</p>", head=head)
+    await run(settings, site.url("/"))
+
+    assert urls_found(settings, "zebras") == []
+    store = SQLiteStore(settings.sqlite_path)
+    about, target = store.page(site.url("/about")), store.page(site.url("/about-us"))
+    store.close()
+    assert about is not None and about.indexability == label
+    if label == "Noindex":
+        assert target is None  # nothing names it
+    else:  # the canonical or the refresh target was queued and crawled
+        assert target is not None and target.indexability == "Indexable"
