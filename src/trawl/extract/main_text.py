@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -46,14 +47,19 @@ NEVER_TEXT = [
     "audio",
     "map",
 ]
-HIDDEN = (
-    "[hidden], [aria-hidden=true], [style*='display:none' i], [style*='display: none' i],"
-    " [style*='visibility:hidden' i], [style*='visibility: hidden' i]"
-)
+NEVER_TEXT_OR_META = ", ".join([*NEVER_TEXT, "meta"])
+# Hidden elements: [hidden], [aria-hidden=true], or a style that hides them. Styles
+# are tested in Python: lexbor walks the tree once per substring selector, which cost
+# more than all the rest of the furniture.
+MAYBE_HIDDEN = "[hidden], [aria-hidden], [style]"
+HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
 # Page furniture, by tag and role, then by words in a class or id. Either is dropped
 # only while it holds under half of the page's text: some sites wrap the whole page
 # in a <header>, or in a div whose class names a "sidebar" layout.
-FURNITURE = "nav, aside, header, footer, menu, [role=navigation], [role=banner], [role=contentinfo]"
+FURNITURE_TAGS = frozenset({"nav", "aside", "header", "footer", "menu"})
+FURNITURE_ROLES = frozenset({"navigation", "banner", "contentinfo"})
+# Roles are tested in Python: lexbor walks the whole tree once per attribute selector.
+MAYBE_HIDDEN_OR_FURNITURE = ", ".join([MAYBE_HIDDEN, *sorted(FURNITURE_TAGS), "[role]"])
 UNLIKELY_WORDS = (
     "-ad-",
     "ad-break",
@@ -98,7 +104,21 @@ UNLIKELY_WORDS = (
     "widget",
     "yom-remote",
 )
-UNLIKELY = re.compile("|".join(re.escape(word) for word in UNLIKELY_WORDS))
+
+
+def _alternatives(words: tuple[str, ...]) -> str:
+    """A regex for any of ``words``, grouped by first letter: "a(?:dvert|uthor)|b(?:anner)".
+
+    A third faster than the flat alternation: the engine tries one group, not every
+    word, at each position of a name that holds none of them.
+    """
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(re.escape(word[1:]))
+    return "|".join(f"{re.escape(first)}(?:{'|'.join(rest)})" for first, rest in groups.items())
+
+
+UNLIKELY = re.compile(_alternatives(UNLIKELY_WORDS))
 # A class or id with one of these words names content, whatever else it says
 # ("article-header", "main-sidebar-layout").
 CONTENT_WORDS = ("article", "body", "content", "main", "column")
@@ -169,6 +189,8 @@ PARAGRAPH_TAGS = "p, pre, td, blockquote"
 # Elements whose own text (not their children's) can be a paragraph: many sites
 # write paragraphs as text broken by <br> straight inside a div or a span.
 LOOSE_TEXT_TAGS = "div, span, font, section, article, center, b, strong, em, i"
+PARAGRAPH_TAG_SET = frozenset(PARAGRAPH_TAGS.split(", "))
+PARAGRAPH_OR_LOOSE_TAGS = f"{PARAGRAPH_TAGS}, {LOOSE_TEXT_TAGS}"
 MIN_PARAGRAPH = 25  # characters: shorter text is a label, a date, a button
 # Readability's starting scores: a div is the likeliest wrapper of prose, a list or
 # a heading the least likely.
@@ -206,6 +228,7 @@ RETRY_BELOW = 250  # characters: so little text means the class rules cut the ar
 # walks up from paragraphs, which would cost depth x size on them.
 MAX_DEPTH = 128
 WORD = re.compile(r"\w+")
+WHITESPACE = b" \n\t\r"  # what _size leaves out
 SENTENCE_END = re.compile(r"\.( |$)")
 # A line that only labels an advertisement slot.
 AD_LABEL = re.compile(
@@ -250,17 +273,24 @@ def _extract(html: str, *, drop_unlikely: bool) -> str:
     body = tree.body
     if body is None:
         return ""
-    titles = _titles(tree)
-    tree.strip_tags(NEVER_TEXT)
+    # One selection for the elements that are never text and the <meta> elements that
+    # may name the page: every selection walks the whole tree, as long as the parse.
+    found = tree.css(NEVER_TEXT_OR_META)
+    titles = _titles(tree, [node for node in found if node.tag == "meta"])
+    # Removed last first, so that a node goes before any ancestor that contains it:
+    # decomposing the ancestor first would free the node under its Python object.
+    for node in reversed(found):
+        if node.tag != "meta":
+            node.decompose()
     if _deeper_than(body, MAX_DEPTH):
         return "\n".join(_lines(body))
     _drop_furniture(tree, body, drop_unlikely=drop_unlikely)
     paragraphs = _find_paragraphs(tree)
-    candidates = _score(paragraphs)
+    candidates = _score(tree, paragraphs)
     if max((c.score for c in candidates.values()), default=0.0) < LIST_PAGE_BELOW:
         # No prose worth the name: the content may be lists (a changelog, an index).
         paragraphs += _list_items(tree)
-        candidates = _score(paragraphs)
+        candidates = _score(tree, paragraphs)
     if not candidates:
         return "\n".join(_lines(body))
     top = _expand(_choose(candidates), paragraphs)
@@ -278,33 +308,41 @@ def _extract(html: str, *, drop_unlikely: bool) -> str:
 
 
 def _deeper_than(root: LexborNode, limit: int) -> bool:
-    # Elements come in document order: an element's ancestors are the open ones.
-    open_ids: list[int] = []
-    for node in root.traverse():
-        parent = node.parent
-        parent_id = parent.mem_id if parent is not None else 0
-        while open_ids and open_ids[-1] != parent_id:
-            open_ids.pop()
-        open_ids.append(node.mem_id)
-        if len(open_ids) > limit:
-            return True
-    return False
+    """Whether an element sits more than ``limit`` levels down from ``root`` (itself 1).
+
+    A chain of child combinators from root's tag (the body's, which never nests),
+    matched in C, right to left: at most ``limit`` steps up from each element, and a
+    third faster than a walk in Python over every element.
+    """
+    return root.css_first(" > ".join([root.tag or "body"] + ["*"] * limit)) is not None
 
 
 def _words(text: str) -> str:
     return " ".join(WORD.findall(text.lower()))
 
 
-def _titles(tree: LexborHTMLParser) -> list[str]:
-    titles = [_words(node.text()) for node in tree.css("head title")]
-    for node in tree.css("meta[property='og:title'], meta[name='twitter:title']"):
-        titles.append(_words(node.attributes.get("content") or ""))
+def _titles(tree: LexborHTMLParser, metas: list[LexborNode]) -> list[str]:
+    """The page's titles, as words: <title>, and ``metas`` for og: and twitter:title."""
+    head = tree.head
+    titles = [_words(node.text()) for node in head.css("title")] if head is not None else []
+    # Attributes tested in Python: lexbor's attribute selectors walk the tree once per
+    # selector, and cost more than the few dozen <meta> elements of a page.
+    for node in metas:
+        attributes = node.attrs
+        if attributes.get("property") == "og:title" or attributes.get("name") == "twitter:title":
+            titles.append(_words(attributes.get("content") or ""))
     return [title for title in titles if title]
 
 
 def _repeats_title(line: str, titles: list[str]) -> bool:
     # The headline is the page's title, indexed on its own; in the text it is noise.
-    words = _words(line)
+    lowered = line.lower()
+    # Its first word must be a word of a title: a search for one word settles most
+    # lines, where listing every word was a tenth of the time on pages of short lines.
+    first = WORD.search(lowered)
+    if first is None or not any(f" {first.group()} " in f" {title} " for title in titles):
+        return False
+    words = " ".join(WORD.findall(lowered))  # _words(line)
     return " " in words and any(f" {words} " in f" {title} " for title in titles)
 
 
@@ -313,21 +351,37 @@ def _repeats_title(line: str, titles: list[str]) -> bool:
 
 def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: bool) -> None:
     half = len(body.text()) / 2
-    # Hidden text can be the article itself, waiting for a script to show it.
-    doomed = [node for node in tree.css(HIDDEN) if len(node.text()) < half]
-    for node in tree.css(FURNITURE):
-        if not _names_content(_names(node)) and len(node.text()) < half:
+    doomed = []
+    # Hidden elements and furniture in one selection: each walks the whole tree.
+    for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
+        # Hidden text can be the article itself, waiting for a script to show it.
+        furniture = _furniture(node) and not _names_content(_names(node))
+        if (_hidden(node) or furniture) and len(node.text()) < half:
             doomed.append(node)
     if drop_unlikely:
+        # Inlined: this loop runs over every element with a class or an id, and a
+        # function call per element was a fifth of the whole extraction.
         for node in tree.css("[class], [id]"):
-            unlikely = _is_unlikely(_names(node)) and node.tag not in NEVER_DROPPED
-            if unlikely and len(node.text()) < half:
+            names = f"{node.attrs.get('class') or ''} {node.id or ''}"
+            if _is_unlikely(names) and node.tag not in NEVER_DROPPED and len(node.text()) < half:
                 doomed.append(node)
     _remove(doomed)
 
 
+def _furniture(node: LexborNode) -> bool:
+    return node.tag in FURNITURE_TAGS or node.attrs.get("role") in FURNITURE_ROLES
+
+
+def _hidden(node: LexborNode) -> bool:
+    attributes = node.attrs
+    if "hidden" in attributes or attributes.get("aria-hidden") == "true":
+        return True
+    style = (attributes.get("style") or "").lower()
+    return any(hiding in style for hiding in HIDING_STYLES)
+
+
 def _names(node: LexborNode) -> str:
-    attributes = node.attributes
+    attributes = node.attrs
     return f"{attributes.get('class') or ''} {attributes.get('id') or ''}"
 
 
@@ -336,7 +390,7 @@ def _names_content(names: str) -> bool:
     return any(word in lowered for word in CONTENT_WORDS)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=65536)
 def _is_unlikely(names: str) -> bool:
     # Cached: a site repeats the same few hundred class names on every page, and a
     # regex per element was the costliest step of the whole extraction.
@@ -364,8 +418,13 @@ def _remove(nodes: list[LexborNode]) -> None:
 def _size(text: str) -> int:
     """Characters other than whitespace: what markup indentation cannot inflate.
 
-    Counted rather than collapsed, which would build a list of every word.
+    Counted rather than collapsed, which would build a list of every word. ASCII text
+    (isascii() is a flag, not a scan) has its whitespace deleted in one C pass over
+    bytes, two to three times faster than four counts; the big containers of a page
+    are measured several times each.
     """
+    if text.isascii():
+        return len(text.encode("ascii").translate(None, WHITESPACE))
     return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r")
 
 
@@ -374,8 +433,15 @@ def _collapse(text: str) -> str:
 
 
 def _class_weight(node: LexborNode) -> float:
+    attributes = node.attrs  # a view, cheaper than the dict of node.attributes
+    return _names_weight(attributes.get("class"), attributes.get("id"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _names_weight(*names: str | None) -> float:
+    # Cached like _is_unlikely: two regexes per candidate, on names a site repeats.
     weight = 0.0
-    for name in (node.attributes.get("class"), node.attributes.get("id")):
+    for name in names:
         if name:
             if NEGATIVE.search(name):
                 weight -= 25
@@ -385,22 +451,38 @@ def _class_weight(node: LexborNode) -> float:
 
 
 def _link_density(node: LexborNode, size: int | None = None) -> float:
+    # Links first: without them the density is 0 whatever the length, and most
+    # candidates have none, so their whole text need not be taken. Joined, then
+    # measured once: _size is additive, and a call per link cost a third of the
+    # scoring on pages of many short links.
+    links = _size("".join([a.text() for a in node.css("a")]))
+    if not links:
+        return 0.0
     length = _size(node.text()) if size is None else size
     if not length:
         return 0.0
-    links = sum(_size(a.text()) for a in node.css("a"))
     return min(1.0, links / length)
 
 
 def _find_paragraphs(tree: LexborHTMLParser) -> list[_Paragraph]:
+    # One selection for both kinds, parted by tag: each selection walks the whole tree.
+    found = tree.css(PARAGRAPH_OR_LOOSE_TAGS)
     paragraphs = []
-    for p in tree.css(PARAGRAPH_TAGS):
-        text = _collapse(p.text())
-        if len(text) >= MIN_PARAGRAPH and p.parent is not None:
-            paragraphs.append(_Paragraph(p, p.parent, text))
+    for p in found:
+        if p.tag not in PARAGRAPH_TAG_SET:
+            continue
+        text = p.text()
+        if len(text) < MIN_PARAGRAPH:
+            continue  # collapsing whitespace only shortens it
+        text = _collapse(text)
+        parent = p.parent
+        if len(text) >= MIN_PARAGRAPH and parent is not None:
+            paragraphs.append(_Paragraph(p, parent, text))
     blocks: dict[int, LexborNode | None] = {}
     seen: set[int] = set()
-    for node in tree.css(LOOSE_TEXT_TAGS):
+    for node in found:
+        if node.tag in PARAGRAPH_TAG_SET:
+            continue
         own = node.text(deep=False)
         if len(own) < MIN_PARAGRAPH:
             continue  # collapsing whitespace only shortens it
@@ -447,7 +529,7 @@ def _list_items(tree: LexborHTMLParser) -> list[_Paragraph]:
     return items
 
 
-def _score(paragraphs: list[_Paragraph]) -> dict[int, _Candidate]:
+def _score(tree: LexborHTMLParser, paragraphs: list[_Paragraph]) -> dict[int, _Candidate]:
     """Readability's scores: each paragraph gives points to its nearest containers."""
     candidates: dict[int, _Candidate] = {}
     for paragraph in paragraphs:
@@ -463,9 +545,50 @@ def _score(paragraphs: list[_Paragraph]) -> dict[int, _Candidate]:
                 candidate = candidates[node.mem_id] = _Candidate(node, initial)
             candidate.score += points / (1 if level == 0 else 2 if level == 1 else level * 3)
             node = node.parent
-    for candidate in candidates.values():
-        candidate.score *= 1 - _link_density(candidate.node)
+    links = _link_sizes(tree.css("a"), candidates)
+    for mem_id, candidate in candidates.items():
+        if links[mem_id]:
+            length = _size(candidate.node.text())
+            if length:
+                candidate.score *= 1 - min(1.0, links[mem_id] / length)
     return candidates
+
+
+def _link_sizes(links: list[LexborNode], nodes: Collection[int]) -> dict[int, int]:
+    """The size of the link text in each of ``nodes`` (mem_ids), given all their links.
+
+    As _link_density counts it (a node's links include itself, when it is one), but
+    each link measured once and credited to the nodes around it: a selection and a
+    text per node and link cost more than the rest of the scoring.
+    """
+    sizes = dict.fromkeys(nodes, 0)
+    known: dict[int, tuple[int, ...]] = {}
+    for a in links:
+        size = _size(a.text())
+        if size:
+            for mem_id in _nodes_around(a, nodes, known):
+                sizes[mem_id] += size
+    return sizes
+
+
+def _nodes_around(
+    node: LexborNode, nodes: Collection[int], known: dict[int, tuple[int, ...]]
+) -> tuple[int, ...]:
+    """Those of ``nodes`` at or above ``node``; ``known`` remembers answers, as in _block_of."""
+    climbed = []
+    current: LexborNode | None = node
+    found: tuple[int, ...] = ()
+    while current is not None:
+        if current.mem_id in known:
+            found = known[current.mem_id]
+            break
+        climbed.append(current.mem_id)
+        current = current.parent
+    for mem_id in reversed(climbed):  # from the top down: each adds itself to its parent's
+        if mem_id in nodes:
+            found = (mem_id, *found)
+        known[mem_id] = found
+    return found
 
 
 def _ancestor_ids(node: LexborNode) -> set[int]:
@@ -512,17 +635,48 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph]) -> LexborNode:
     Never past an <article> or <main>: beyond them are teasers of other articles,
     whose excerpts look like paragraphs too.
     """
-    chains = [(_size(p.text), _ancestor_ids(p.node)) for p in paragraphs]
+    # Only top and its ancestors are ever asked how much paragraph text they hold.
+    # Each paragraph is credited to the nearest of them above it, found by a climb
+    # that remembers where it went (as _block_of does): a walk from every paragraph
+    # to the root cost depth x paragraphs.
+    chain: dict[int, int] = {}  # mem_id -> distance up from top
+    node: LexborNode | None = top
+    while node is not None:
+        chain[node.mem_id] = len(chain)
+        node = node.parent
+    direct = [0] * (len(chain) + 1)  # paragraph text credited to each chain level
+    nearest: dict[int, int] = {}  # mem_id -> level of the nearest chain node above
+    for p in paragraphs:
+        climbed = []
+        node = p.node
+        level = len(chain)  # outside the chain: in another tree (never, in practice)
+        while node is not None:
+            mem_id = node.mem_id
+            found = chain.get(mem_id, nearest.get(mem_id))
+            if found is not None:
+                level = found
+                break
+            climbed.append(mem_id)
+            node = node.parent
+        for mem_id in climbed:
+            nearest[mem_id] = level
+        direct[level] += _size(p.text)
 
     def held(node: LexborNode) -> int:
-        return sum(length for length, chain in chains if node.mem_id in chain)
+        return sum(direct[: chain[node.mem_id] + 1])
 
-    text, size = held(top), _size(top.text())
+    text, size = held(top), None
     ancestor = top.parent if top.tag not in {"article", "main"} else None
     while ancestor is not None and ancestor.tag not in {"body", "html"}:
-        more, bigger = held(ancestor), _size(ancestor.text())
-        if more > text and more - text >= EXPAND_SHARE * (bigger - size):
-            top, text, size = ancestor, more, bigger
+        more = held(ancestor)
+        if more > text:
+            # Sizes taken only here: the text of the page's big containers was most of
+            # the time, spent on ancestors that add no paragraph.
+            if size is None:
+                size = _size(top.text())
+            bigger = _size(ancestor.text())
+            if more - text >= EXPAND_SHARE * (bigger - size):
+                top, text, size = ancestor, more, bigger
         if ancestor.tag in {"article", "main"}:
             break
         ancestor = ancestor.parent
@@ -556,14 +710,19 @@ def _gather(top: LexborNode, candidates: dict[int, _Candidate]) -> list[LexborNo
 
 def _clean(part: LexborNode) -> None:
     """Cut lists, tables and blocks inside the content that are mostly links."""
-    whole = _size(part.text())
+    whole = 0  # taken at the first block with links: most parts have none
     doomed = []
-    for node in part.css("ul, ol, div, table, section"):
+    blocks = part.css("ul, ol, div, table, section")
+    links = _link_sizes(part.css("a"), {node.mem_id for node in blocks})
+    for node in blocks:
+        if not links[node.mem_id]:
+            continue  # no link, no density: the text need not be taken
         text = node.text()
         size = _size(text)
+        whole = whole or _size(part.text())
         if not size or size > CLEAN_MAX_SHARE * whole:
             continue  # the bulk of the content: a table of contents is the page
-        density = _link_density(node, size)
+        density = min(1.0, links[node.mem_id] / size)  # as _link_density(node, size)
         if density > CLEAN_LINKS_HIGH or (
             density > CLEAN_LINKS_LOW and _class_weight(node) < 25 and text.count(",") < 10
         ):
@@ -579,6 +738,9 @@ def _lines(root: LexborNode) -> list[str]:
     lines: list[str] = []
     pieces: list[str] = []
     blocks: dict[int, LexborNode | None] = {}
+    # mem_id of a text node's parent -> mem_id of its block (0: none). Looked up
+    # inline: a call per text node was most of the time on pages of short lines.
+    block_ids: dict[int, int] = {}
     current = -1  # mem_id of the block the pending pieces belong to
 
     def flush() -> None:
@@ -589,16 +751,25 @@ def _lines(root: LexborNode) -> list[str]:
             pieces.clear()
 
     for node in root.traverse(include_text=True):
-        if node.is_text_node:
+        tag = node.tag  # one property read for both tests: "-text" for a text node
+        if tag == "-text":
             parent = node.parent
-            block = _block_of(parent, blocks) if parent is not None else None
-            block_id = block.mem_id if block is not None else 0
+            block_id = 0
+            if parent is not None:
+                parent_id = parent.mem_id
+                found = block_ids.get(parent_id)
+                if found is None:
+                    block = _block_of(parent, blocks)
+                    found = block_ids[parent_id] = block.mem_id if block is not None else 0
+                block_id = found
             if block_id != current:
-                flush()
+                if pieces:
+                    flush()
                 current = block_id
             pieces.append(node.text_content or "")
-        elif node.tag in BLOCK_TAGS:
-            flush()
+        elif tag in BLOCK_TAGS:
+            if pieces:
+                flush()
             current = -1
     flush()
     return lines
