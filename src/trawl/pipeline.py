@@ -29,11 +29,16 @@ from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
-from trawl.records import CrawlUrl, FetchResult, Link, PageRecord, ParsedPage
+from trawl.records import CrawlUrl, FetchResult, Link, ParsedPage
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
-from trawl.understand.response import blocked_page, understand_page, understand_response
+from trawl.understand.response import (
+    blocked_page,
+    failed_page,
+    understand_page,
+    understand_response,
+)
 from trawl.urls.identity import host_port
 
 COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progress searchable
@@ -167,15 +172,7 @@ class PagePipeline:
 
     def failed(self, item: CrawlUrl, error: str) -> None:
         # No response at all: kept like a server error, judged when the crawl ends.
-        record = PageRecord(
-            url=item.url,
-            host=urlsplit(item.url).hostname or "",
-            status=0,
-            depth=item.depth,
-            fetched_at=time.time(),
-            error=error,
-        )
-        self._store.save_page(record, (), self._crawl_id)
+        self._store.save_page(failed_page(item, time.time(), error), (), self._crawl_id)
         self._store.frontier_mark(self._crawl_id, item.url, "failed", error)
 
     def skipped(self, item: CrawlUrl, reason: str) -> None:

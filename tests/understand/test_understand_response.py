@@ -211,3 +211,15 @@ def test_canonical_naming_the_page_itself_is_indexable() -> None:
     record, _ = understand_response(ITEM, result(200, HTML))
     full, _ = understand_page(record, parsed_page(canonical=ITEM.url), result(200, HTML), "x")
     assert full.indexability == "Indexable"
+
+
+def test_a_url_with_no_response_is_labelled_error() -> None:
+    from trawl.understand.response import blocked_page, failed_page
+
+    failed = failed_page(ITEM, 1.0, "timed out after 20.0s")
+    assert (failed.indexability, failed.error, failed.indexable) == (
+        "Error",
+        "timed out after 20.0s",
+        False,
+    )
+    assert blocked_page(ITEM, 1.0).indexability == "Blocked (robots)"

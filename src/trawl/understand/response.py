@@ -109,14 +109,17 @@ def understand_page(
 
 def blocked_page(item: CrawlUrl, fetched_at: float) -> PageRecord:
     """A URL robots.txt did not let us fetch: recorded, so the report can show it."""
-    record = PageRecord(
-        url=item.url,
-        host=urlsplit(item.url).hostname or "",
-        status=0,
-        depth=item.depth,
-        fetched_at=fetched_at,
-    )
-    return replace(record, indexability=Indexability.BLOCKED.value)
+    return replace(_unfetched(item, fetched_at), indexability=Indexability.BLOCKED.value)
+
+
+def failed_page(item: CrawlUrl, fetched_at: float, error: str) -> PageRecord:
+    """A URL that gave no response at all (timeout, refused, blocked address)."""
+    return _labelled(replace(_unfetched(item, fetched_at), error=error))
+
+
+def _unfetched(item: CrawlUrl, fetched_at: float) -> PageRecord:
+    host = urlsplit(item.url).hostname or ""
+    return PageRecord(url=item.url, host=host, status=0, depth=item.depth, fetched_at=fetched_at)
 
 
 def _labelled(record: PageRecord, *, noindex: bool = False) -> PageRecord:
