@@ -116,6 +116,14 @@ def test_sigterm_stops_cleanly_and_resume_finishes(serve: Serve, tmp_path: Path)
     assert len(stored_urls(data)) == PAGES + 1
 
 
+def two_animals() -> dict[str, Route]:
+    return {
+        "/": html_page("Home", '<a href="/a">a</a><a href="/b">b</a>'),
+        "/a": html_page("A", "<p>alpaca</p>"),
+        "/b": html_page("B", "<p>bison</p>"),
+    }
+
+
 async def run(settings: Settings, url: str) -> CrawlOutcome:
     store = SQLiteStore(settings.sqlite_path)
     try:
@@ -129,11 +137,7 @@ def found(settings: Settings, query: str) -> int:
 
 
 async def test_outage_prunes_nothing(serve: Serve, tmp_path: Path) -> None:
-    routes = {
-        "/": html_page("Home", '<a href="/a">a</a><a href="/b">b</a>'),
-        "/a": html_page("A", "<p>alpaca</p>"),
-        "/b": html_page("B", "<p>bison</p>"),
-    }
+    routes = two_animals()
     site = serve(routes)
     settings = Settings(data=tmp_path / "data", delay=0.0)
     first = await run(settings, site.url("/"))
@@ -167,11 +171,7 @@ async def test_robots_outage_fetches_and_prunes_nothing(serve: Serve, tmp_path: 
 
 
 async def test_complete_crawl_prunes_pages_that_are_gone(serve: Serve, tmp_path: Path) -> None:
-    routes = {
-        "/": html_page("Home", '<a href="/a">a</a><a href="/b">b</a>'),
-        "/a": html_page("A", "<p>alpaca</p>"),
-        "/b": html_page("B", "<p>bison</p>"),
-    }
+    routes = two_animals()
     site = serve(routes)
     settings = Settings(data=tmp_path / "data", delay=0.0)
     await run(settings, site.url("/"))
@@ -188,11 +188,7 @@ async def test_complete_crawl_prunes_pages_that_are_gone(serve: Serve, tmp_path:
 
 
 async def test_capped_crawl_prunes_nothing(serve: Serve, tmp_path: Path) -> None:
-    routes = {
-        "/": html_page("Home", '<a href="/a">a</a><a href="/b">b</a>'),
-        "/a": html_page("A", "<p>alpaca</p>"),
-        "/b": html_page("B", "<p>bison</p>"),
-    }
+    routes = two_animals()
     site = serve(routes)
     settings = Settings(data=tmp_path / "data", delay=0.0)
     await run(settings, site.url("/"))

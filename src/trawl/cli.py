@@ -6,7 +6,6 @@ import asyncio
 import json
 import signal
 import sys
-import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -95,11 +94,6 @@ def crawl(
 
     Running the same command again after Ctrl-C or a crash resumes the crawl.
     """
-    from trawl.extract import language
-
-    # Decompressing the language model takes half a second and lets go of the
-    # GIL: start it now, so it overlaps the imports and set-up below.
-    threading.Thread(target=language.preload, daemon=True).start()
     from trawl.pipeline import crawl as run_crawl
     from trawl.store.sqlite import SQLiteStore
 

@@ -77,26 +77,41 @@ class Parser:
     def __init__(self, workers: int) -> None:
         self._workers = workers
         self._pool: ProcessPoolExecutor | None = None
+        self._warming: asyncio.Task[None] | None = None
+
+    def warm_up(self) -> None:
+        """Start the parser's slow start-up beside the crawl's first requests: the
+        worker processes (which load the language model as they start), or, when
+        parsing in this process, the model in a thread. Only where parsing happens."""
+        if self._workers > 0:
+            self._start_pool()
+        elif self._warming is None:
+            self._warming = asyncio.create_task(asyncio.to_thread(language.preload))
 
     async def parse(
         self, body: bytes, url: str, content_type: str | None, content_language: str | None
     ) -> ParsedPage:
         if self._workers == 0:
             return parse_html(body, url, content_type, content_language)
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self._workers, mp_context=get_context("spawn"), initializer=language.preload
-            )
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(
-                self._pool, parse_html, body, url, content_type, content_language
+                self._start_pool(), parse_html, body, url, content_type, content_language
             )
         except BrokenProcessPool:
             self._pool = None
             raise
 
-    def close(self) -> None:
+    def _start_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self._workers, mp_context=get_context("spawn"), initializer=language.preload
+            )
+        return self._pool
+
+    async def close(self) -> None:
+        if self._warming is not None:
+            await self._warming
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
@@ -205,7 +220,7 @@ async def crawl(
     index = IndexWriter(settings.index_path)
     workers = settings.parse_workers
     parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
-    model = asyncio.create_task(asyncio.to_thread(language.preload))
+    parser.warm_up()
     try:
         store.interrupt_running()
         previous = None if fresh else store.resumable_crawl(start_urls)
@@ -239,9 +254,8 @@ async def crawl(
             store, index, crawl_id, start_urls=start_urls, stats=stats, outcome=outcome
         )
     finally:
-        parser.close()
+        await parser.close()
         index.close()
-        await model
     return CrawlOutcome(
         crawl_id=crawl_id,
         outcome=outcome,
