@@ -93,7 +93,7 @@ class Settings:
     render_timeout: float = _setting(
         10.0, "Seconds one rendered page may take; then its browser context is replaced.", 0.1
     )
-    render_workers: int = _setting(2, "Pages rendered in Chromium at once.", 1, 16)
+    render_workers: int = _setting(2, "Pages rendered in Chromium at once.", 1, 64)
     chromium: str = _setting("/usr/bin/chromium", "The Chromium executable used to render pages.")
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
