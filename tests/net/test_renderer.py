@@ -26,6 +26,7 @@ Serve = Callable[..., SiteServer]
 APP_JS = b"""
 document.body.insertAdjacentHTML('beforeend', '<a href="/js-external">From app.js</a>');
 fetch('/logout').catch(() => {});
+fetch('/bounce').catch(() => {});
 fetch('%s').catch(() => {});
 new Image().src = '/pixel.png';
 """
@@ -38,13 +39,20 @@ def js_site(elsewhere: str) -> dict[str, Route]:
             '<p>Static text.</p><a href="/static">Static link</a>'
             "<script>document.body.insertAdjacentHTML('beforeend',"
             " '<a href=\"/js-inline\">Inserted</a><p>Inserted text about quokkas.</p>');</script>"
-            '<script src="/app.js"></script>',
+            '<script src="/app.js"></script><script src="/hop"></script>',
         ),
         "/static": html_page("Static", "<p>plain</p>"),
         "/js-inline": html_page("Inline", "<p>found by rendering</p>"),
         "/js-external": html_page("External", "<p>found by rendering too</p>"),
         "/app.js": Route(APP_JS % elsewhere.encode(), headers={"Content-Type": "text/javascript"}),
         "/pixel.png": Route(b"\x89PNG", headers={"Content-Type": "image/png"}),
+        "/bounce": Route(b"", 302, {"Location": "/account/sign-out"}),
+        "/hop": Route(b"", 301, {"Location": "/more.js"}),
+        "/more.js": Route(
+            b"document.body.insertAdjacentHTML('beforeend', '<a href=\"/via-redirect\">R</a>');",
+            headers={"Content-Type": "text/javascript"},
+        ),
+        "/via-redirect": html_page("Redirected script", "<p>found through a redirect</p>"),
     }
 
 
@@ -68,12 +76,14 @@ def test_links_inserted_by_javascript_are_crawled_only_with_render(
     gets = [p for _, m, p in site.requests if m == "GET"]
     # The document is fetched once, by the crawler; its scripts by the renderer.
     assert gets.count("/") == 1
-    assert {"/js-inline", "/js-external", "/app.js", "/pixel.png"} <= set(gets)
+    assert {"/js-inline", "/js-external", "/app.js", "/pixel.png", "/via-redirect"} <= set(gets)
     # The browser's own requests obey the crawl's rules: no unsafe URL, nothing out of scope.
     assert "/logout" not in site.paths()
+    assert "/account/sign-out" not in site.paths()  # not even behind a redirect
     assert elsewhere.requests == []
     assert "browser request refused: unsafe URL: logout path" in rendered.stdout
     assert "browser request refused: out of scope" in rendered.stdout
+    assert "browser request refused: redirect to unsafe URL: logout path" in rendered.stdout
 
     store = SQLiteStore(tmp_path / "rendered" / "trawl.sqlite")
     try:
@@ -112,6 +122,23 @@ async def test_a_hung_page_times_out_and_the_next_page_still_renders(serve: Serv
         html = await renderer.render(site.url("/fine"), _html(site.url("/fine"), fine))
         assert "<p>rendered fine</p>" in html
     assert site.requests == []  # both documents came from the responses given
+
+
+def test_a_crawl_whose_browser_cannot_start_makes_no_request(serve: Serve, tmp_path: Path) -> None:
+    site = serve(js_site("http://127.0.0.1:9/"))
+    (tmp_path / "t.toml").write_text(f'chromium = "{tmp_path / "missing"}"\n')
+    result = trawl(
+        "crawl",
+        site.url("/"),
+        "--data",
+        str(tmp_path / "d"),
+        "--render",
+        "--config",
+        str(tmp_path / "t.toml"),
+    )
+    assert result.returncode == 2
+    assert "cannot start Chromium" in result.stderr
+    assert site.requests == []
 
 
 async def test_chromium_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:

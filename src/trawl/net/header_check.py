@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import h11
+import idna
 
 from trawl.net.addresses import Target, is_ip_literal, may_connect
 from trawl.records import HeaderCheck
@@ -182,6 +183,11 @@ def _parts(url: str) -> tuple[str, str, int, str]:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise _Refused("URL has no host")
+    if not host.isascii():
+        try:
+            host = idna.encode(host, uts46=True).decode("ascii")
+        except idna.IDNAError as e:
+            raise _Refused(f"invalid host name: {e}") from None
     reason = unsafe_reason(url)
     if reason is not None:
         raise _Refused(f"unsafe URL: {reason}")

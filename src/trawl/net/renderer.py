@@ -29,6 +29,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from types import TracebackType
+from urllib.parse import urljoin
 
 from playwright.async_api import (
     Browser,
@@ -68,6 +69,7 @@ CHROMIUM_ARGS = (
 )
 SETTLE = 1.0  # seconds to wait for the network to go quiet after "load"
 MAX_SUBREQUESTS = 200  # per page; the rest are refused
+MAX_REDIRECTS = 20  # followed per subrequest (seed 003)
 CLOSE_DEADLINE = 5.0
 # Not handed back to Chromium: the body is already decoded and its length known,
 # and a rendered page keeps no cookies.
@@ -179,11 +181,10 @@ class Renderer:
                 await route.abort("blockedbyclient")
                 return
             try:
-                fetched = await self._fetcher.get(
-                    request.url, max_bytes=self._max_bytes, read_types=("*",)
-                )
-            except FetchError as e:
-                self.refused[type(e).__name__] = self.refused.get(type(e).__name__, 0) + 1
+                fetched = await self._fetch_following(request.url)
+            except (FetchError, _Refused) as e:
+                reason = str(e) if isinstance(e, _Refused) else type(e).__name__
+                self.refused[reason] = self.refused.get(reason, 0) + 1
                 await route.abort("failed")
                 return
             await route.fulfill(
@@ -203,6 +204,23 @@ class Renderer:
             await page.wait_for_load_state("networkidle", timeout=SETTLE * 1000)
         return await page.content()
 
+    async def _fetch_following(self, url: str) -> FetchResult:
+        """GET ``url``, following redirects here, each hop checked like the first.
+
+        Chromium is never handed a redirect: a request it makes for a Location is
+        not routed again (Playwright calls a route for the first URL only), so it
+        would escape the checks.
+        """
+        for _ in range(MAX_REDIRECTS + 1):
+            fetched = await self._fetcher.get(url, max_bytes=self._max_bytes, read_types=("*",))
+            if fetched.location is None:
+                return fetched
+            url = urljoin(url, fetched.location)
+            reason = _not_http(url) or self._permits(url)
+            if reason is not None:
+                raise _Refused(f"redirect to {reason}")
+        raise _Refused(f"more than {MAX_REDIRECTS} redirects")
+
     def _refusal(self, request: Request, count: int) -> str | None:
         if count > MAX_SUBREQUESTS:
             return f"more than {MAX_SUBREQUESTS} requests from one page"
@@ -210,9 +228,7 @@ class Renderer:
             return f"{request.method} request"
         if request.is_navigation_request() and request.frame.parent_frame is None:
             return "the page navigated away"
-        if not request.url.startswith(("http://", "https://")):
-            return "not http(s)"
-        return self._permits(request.url)
+        return _not_http(request.url) or self._permits(request.url)
 
     async def _close(self, context: BrowserContext) -> None:
         try:
@@ -231,6 +247,14 @@ class Renderer:
         except PlaywrightError as e:
             self._browser = None
             raise RenderError(f"cannot restart Chromium: {e.message}") from e
+
+
+class _Refused(Exception):
+    """A subrequest's redirect led somewhere the crawl may not go."""
+
+
+def _not_http(url: str) -> str | None:
+    return None if url.startswith(("http://", "https://")) else "not http(s)"
 
 
 def _passed_on(result: FetchResult) -> dict[str, str]:
