@@ -29,6 +29,7 @@ fetch('/logout').catch(() => {});
 fetch('/bounce').catch(() => {});
 fetch('%s').catch(() => {});
 new Image().src = '/pixel.png';
+try { new WebSocket('ws://' + location.host + '/socket'); } catch (e) {}
 """
 
 
@@ -83,6 +84,8 @@ def test_links_inserted_by_javascript_are_crawled_only_with_render(
     assert elsewhere.requests == []
     assert "browser request refused: unsafe URL: logout path" in rendered.stdout
     assert "browser request refused: out of scope" in rendered.stdout
+    assert "browser request refused: websocket" in rendered.stdout
+    assert "/socket" not in site.paths()
     assert "browser request refused: redirect to unsafe URL: logout path" in rendered.stdout
 
     store = SQLiteStore(tmp_path / "rendered" / "trawl.sqlite")
