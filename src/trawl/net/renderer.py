@@ -67,7 +67,8 @@ CHROMIUM_ARGS = (
     "--proxy-bypass-list=<-loopback>",
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
-SETTLE = 1.0  # seconds to wait for the network to go quiet after "load"
+SETTLE = 1.0  # seconds at most to wait, after "load", for the page's requests to stop
+QUIET = 0.15  # seconds with no request in flight that count as settled
 MAX_SUBREQUESTS = 200  # per page; the rest are refused
 MAX_REDIRECTS = 20  # followed per subrequest (seed 003)
 CLOSE_DEADLINE = 5.0
@@ -165,9 +166,12 @@ class Renderer:
     async def _load(self, context: BrowserContext, url: str, response: FetchResult) -> str:
         served_document = False
         subrequests = 0
+        loop = asyncio.get_running_loop()
+        in_flight = 0
+        last_activity = loop.time()
 
         async def route(route: Route, request: Request) -> None:
-            nonlocal served_document, subrequests
+            nonlocal served_document, subrequests, in_flight, last_activity
             if not served_document and request.is_navigation_request():
                 served_document = True
                 await route.fulfill(
@@ -175,6 +179,16 @@ class Renderer:
                 )
                 return
             subrequests += 1
+            in_flight += 1
+            try:
+                # A page dropped at its deadline closes its routes under us: nothing to do.
+                with contextlib.suppress(PlaywrightError):
+                    await answer(route, request)
+            finally:
+                in_flight -= 1
+                last_activity = loop.time()
+
+        async def answer(route: Route, request: Request) -> None:
             reason = self._refusal(request, subrequests)
             if reason is not None:
                 self.refused[reason] = self.refused.get(reason, 0) + 1
@@ -199,9 +213,15 @@ class Renderer:
         await context.route_web_socket("**/*", no_websocket)
         page = await context.new_page()
         await page.goto(url, wait_until="load")
-        # Scripts often add content just after "load": wait briefly for quiet.
-        with contextlib.suppress(PlaywrightError):
-            await page.wait_for_load_state("networkidle", timeout=SETTLE * 1000)
+        # Scripts often add content just after "load", or once their requests
+        # answer: wait until nothing has been in flight for a moment. (Our own
+        # count, since every request passes through the route: Playwright's
+        # "networkidle" always waits a fixed 500 ms, most of a page's time.)
+        settle_by = loop.time() + SETTLE
+        while loop.time() < settle_by:
+            if in_flight == 0 and loop.time() - last_activity >= QUIET:
+                break
+            await asyncio.sleep(QUIET / 3)
         return await page.content()
 
     async def _fetch_following(self, url: str) -> FetchResult:
