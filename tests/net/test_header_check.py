@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -125,3 +127,42 @@ async def test_check_many_keeps_order_and_at_most_six_at_once(
     assert [c.url for c in checks] == urls
     assert [c.status for c in checks] == [404, 200] * 6
     assert 1 < active[1] <= MAX_CONCURRENT
+
+
+async def raw_server(answer: bytes) -> tuple[asyncio.Server, int]:
+    """A server that sends ``answer`` verbatim to every connection, whatever it was asked."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(answer)
+        with contextlib.suppress(ConnectionError):
+            await writer.drain()
+            await asyncio.sleep(0.5)
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+async def test_informational_responses_are_capped() -> None:
+    final = b"HTTP/1.1 204 No Content\r\n\r\n"
+    for count, expected in [(4, 204), (5, 0)]:
+        server, port = await raw_server(b"HTTP/1.1 103 Early Hints\r\n\r\n" * count + final)
+        async with server:
+            check = await check_headers(
+                f"http://127.0.0.1:{port}/", user_agent=UA, allowed=frozenset({("127.0.0.1", port)})
+            )
+        assert check.status == expected, check.error
+        if expected == 0:
+            assert check.error == "more than 4 informational responses"
+
+
+async def test_a_body_sent_after_head_is_not_read() -> None:
+    endless = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + b"x" * 5_000_000
+    server, port = await raw_server(endless)
+    async with server:
+        check = await check_headers(
+            f"http://127.0.0.1:{port}/", user_agent=UA, allowed=frozenset({("127.0.0.1", port)})
+        )
+    assert check.status == 200
+    assert check.header("content-type") == "text/html"

@@ -144,14 +144,7 @@ class Renderer:
     async def render(self, url: str, response: FetchResult) -> str:
         """The serialised DOM of ``url`` after Chromium ran it; RenderError when it cannot."""
         async with self._gate:
-            if self._browser is None or not self._browser.is_connected():
-                await self._replace_browser()
-            assert self._browser is not None
-            context = await self._browser.new_context(
-                user_agent=self._user_agent,
-                service_workers="block",
-                accept_downloads=False,
-            )
+            context = await self._new_context()
             try:
                 async with asyncio.timeout(self._timeout):
                     return await self._load(context, url, response)
@@ -162,6 +155,24 @@ class Renderer:
                 raise RenderError(f"render failed: {e.message.splitlines()[0][:200]}") from None
             finally:
                 await self._close(context)
+
+    async def _new_context(self) -> BrowserContext:
+        """A fresh context; a browser that died or cannot make one is replaced once."""
+        for attempt in range(2):
+            if self._browser is None or not self._browser.is_connected():
+                await self._replace_browser()
+            assert self._browser is not None
+            try:
+                return await self._browser.new_context(
+                    user_agent=self._user_agent,
+                    service_workers="block",
+                    accept_downloads=False,
+                )
+            except PlaywrightError as e:
+                if attempt == 1:
+                    raise RenderError(f"Chromium cannot open a page: {e.message}") from e
+                self._browser = None
+        raise AssertionError("unreachable")
 
     async def _load(self, context: BrowserContext, url: str, response: FetchResult) -> str:
         served_document = False
