@@ -257,16 +257,22 @@ async def crawl(
             for url in store.frontier_finished(crawl_id):
                 frontier.mark_seen(url)
             resume = store.frontier_pending(crawl_id)
-        stats, outcome = await _run(
-            start_urls=start_urls,
-            resume=resume,
-            settings=settings,
-            frontier=frontier,
-            pipeline=pipeline,
-            on_progress=on_progress,
-            on_crawler=on_crawler,
-            allow=allow,
-        )
+        try:
+            stats, outcome = await _run(
+                start_urls=start_urls,
+                resume=resume,
+                settings=settings,
+                frontier=frontier,
+                pipeline=pipeline,
+                on_progress=on_progress,
+                on_crawler=on_crawler,
+                allow=allow,
+            )
+        except RenderError:
+            # Chromium would not start, so no request was made: a failed run, not
+            # one to resume.
+            store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
+            raise
         _link_up(store, index, pipeline.indexed_urls, start_urls)
         resources: list[ResourceCheck] = []
         if settings.resource_checks > 0 and outcome != "stopped":

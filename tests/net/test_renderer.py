@@ -142,6 +142,12 @@ def test_a_crawl_whose_browser_cannot_start_makes_no_request(serve: Serve, tmp_p
     assert result.returncode == 2
     assert "cannot start Chromium" in result.stderr
     assert site.requests == []
+    store = SQLiteStore(tmp_path / "d" / "trawl.sqlite")
+    try:
+        assert [run.outcome for run in store.crawls()] == ["failed"]
+        assert store.resumable_crawl() is None
+    finally:
+        store.close()
 
 
 async def test_chromium_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
