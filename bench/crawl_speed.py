@@ -116,7 +116,7 @@ def server_command(kind: str, root: Path, port: int, tmp: Path) -> list[str]:
 
 
 @contextmanager
-def static_server(root: Path, kind: str) -> Iterator[str]:
+def static_server(root: Path, kind: str = "python") -> Iterator[str]:
     """Serve ``root`` from another process, so serving never competes for the crawler's GIL."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="trawl-bench-server-") as tmp:
