@@ -117,6 +117,8 @@ class PageRecord:
     modified: datetime | None = None
     modified_source: str | None = None  # "page", "sitemap" or "http"
     inlinks: int = 0  # links from other pages, counted when a crawl ends
+    authority: float = 0.0  # normalised PageRank, set by the post-crawl batch
+    quality: float = 0.0  # normalised page quality, set by the post-crawl batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,7 @@ class Hit:
     snippet: str  # HTML: escaped text with matched terms in <mark>
     score: float
     lang: str | None = None
+    modified: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,6 +74,28 @@ class Settings:
     anchor_boost: float = _setting(1.5, "BM25 weight of inbound anchor text.")
     url_boost: float = _setting(1.5, "BM25 weight of URL path tokens.")
     host_boost: float = _setting(1.0, "BM25 weight of host name tokens.")
+    lookup_boost: float = _setting(
+        1.0, "Weight of joined query words (annehathaway) matched in host and URL tokens."
+    )
+    rerank_depth: int = _setting(100, "Best BM25F matches the second stage reorders.", 1, 10_000)
+    coverage_power: float = _setting(
+        2.0, "Score times (matched query words / all query words) to this power.", 0, 10
+    )
+    exact_bonus: float = _setting(
+        0.5, "Score times 1 + this when the joined query is in the host or URL path.", 0, 100
+    )
+    authority_weight: float = _setting(
+        0.1, "Score times 1 + this times the page's authority (0..1).", 0, 100
+    )
+    quality_weight: float = _setting(
+        0.1, "Score times 1 + this times the page's quality (0..1).", 0, 100
+    )
+    navigational: bool = _setting(
+        True, "A site's home page named by the query, or a page titled exactly so, comes first."
+    )
+    query_lang: str = _setting(
+        "", "Language queries are analysed in (ISO 639-1); empty: every indexed language."
+    )
     per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)
     max_per_page: int = _setting(100, "Most search results one page may hold.", 1, 1000)
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)

@@ -1,0 +1,84 @@
+"""A parsed query -> trees the index can run, one per step of the cascade.
+
+Each word is analysed in every candidate language (the lang: operator or the
+``query_lang`` setting, else every language the index holds) and matches any
+of the stems: the page's own analysis decided which one it carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trawl.analysis.lookup import concatenations
+from trawl.analysis.text import fold, language_code, stem_words
+from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Node, Phrase, PlainWord, Word
+from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
+
+Languages = Sequence[str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    steps: tuple[Node, ...]  # tried in order; a plain query has all, any, unstemmed
+    filters: Filters
+    originals: tuple[str, ...]  # the words coverage is counted over
+    stems: tuple[tuple[str, ...], ...]  # per original word, its lookup terms (stems, plain form)
+    lookups: tuple[str, ...]  # URL forms: joined adjacent words
+
+
+def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) -> list[str | None]:
+    chosen = query.lang or language_code(setting)
+    if chosen:
+        return [chosen]
+    return list(indexed) or [None]
+
+
+def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
+
+
+def plan(query: ParsedQuery, languages: Languages) -> Plan:
+    filters = Filters(
+        sites=query.sites,
+        lang=query.lang,
+        after=query.after,
+        before=query.before,
+        modified_sources=query.modified_sources,
+    )
+    originals = tuple(dict.fromkeys(query.words))
+    stems = tuple((*word_stems(w, languages), fold(w)) for w in originals)
+    lookups = tuple(fold(f) for f in concatenations(query.words))
+    extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
+    if query.expr is None:
+        return Plan((AllOf(()),), filters, (), (), ())
+    if query.plain:
+        words = [Word(word_stems(w, languages)) for w in originals]
+        steps: tuple[Node, ...] = (
+            AllOf(tuple(words), optional=extra),
+            AnyOf((*words, *extra)),
+            AnyOf(tuple(PlainWord(fold(w)) for w in originals)),
+        )
+    else:
+        steps = (_node(query.expr, languages, extra),)
+    return Plan(steps, filters, originals, stems, lookups)
+
+
+def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:
+    match expr:
+        case Term(words=words, phrase=True):
+            variants = tuple(
+                dict.fromkeys(tuple(stem_words(words, lang)) for lang in languages)
+            )
+            return Phrase(variants)
+        case Term(words=words):
+            return Word(word_stems(words[0], languages))
+        case Not(child=child):
+            return AllOf((), excluded=(_node(child, languages),))
+        case And(children=children):
+            positive = tuple(_node(c, languages) for c in children if not isinstance(c, Not))
+            negative = tuple(_node(c.child, languages) for c in children if isinstance(c, Not))
+            return AllOf(positive, excluded=negative, optional=extra)
+        case Or(children=children):
+            return AnyOf((*(_node(c, languages) for c in children), *extra))
+    raise AssertionError(expr)  # pragma: no cover
