@@ -68,7 +68,7 @@ class Settings:
     robots_max_bytes: int = _setting(
         512_000, "Bytes of robots.txt read at most (RFC 9309: 500 KiB).", 1
     )
-    title_boost: float = _setting(4.0, "BM25 weight of the title field.")
+    title_boost: float = _setting(0.5, "BM25 weight of the title field.")
     headings_boost: float = _setting(2.0, "BM25 weight of headings and meta description.")
     body_boost: float = _setting(1.0, "BM25 weight of the main text.")
     anchor_boost: float = _setting(1.5, "BM25 weight of inbound anchor text.")
@@ -80,6 +80,12 @@ class Settings:
     rerank_depth: int = _setting(100, "Best BM25F matches the second stage reorders.", 1, 10_000)
     coverage_power: float = _setting(
         2.0, "Score times (matched query words / all query words) to this power.", 0, 10
+    )
+    coverage_max_words: int = _setting(
+        6, "Coverage applies to queries of at most this many counted words (long ones: no).", 0
+    )
+    proximity_boost: float = _setting(
+        0.0, "Weight of adjacent query words found near each other (3 words apart at most)."
     )
     exact_bonus: float = _setting(
         0.5, "Score times 1 + this when the joined query is in the host or URL path.", 0, 100

@@ -32,6 +32,15 @@ class Phrase:
 
 
 @dataclass(frozen=True, slots=True)
+class Near:
+    """Adjacent query words close together in the body or title (slop words apart); never required."""
+
+    pairs: tuple[tuple[str, str], ...]
+    slop: int
+    boost: float
+
+
+@dataclass(frozen=True, slots=True)
 class Lookup:
     """URL forms of the query (joined words), matched in host and URL tokens; never required."""
 
@@ -50,7 +59,7 @@ class AnyOf:
     children: tuple[Node, ...]
 
 
-Node = Word | PlainWord | Phrase | Lookup | AllOf | AnyOf
+Node = Word | PlainWord | Phrase | Near | Lookup | AllOf | AnyOf
 
 
 @dataclass(frozen=True, slots=True)

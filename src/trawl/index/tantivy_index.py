@@ -17,7 +17,6 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from trawl.index.spec import (
     Boosts,
     Filters,
     Lookup,
+    Near,
     Node,
     Phrase,
     PlainWord,
@@ -268,6 +268,18 @@ class IndexReader:
                         if boosts.fields.get(field, 1.0) > 0
                     ]
                 )
+            case Near(pairs=pairs, slop=slop, boost=boost):
+                return _any(
+                    [
+                        tantivy.Query.boost_query(
+                            tantivy.Query.phrase_query(self._schema, field, list(pair), slop),
+                            boost * boosts.fields.get(field, 1.0),
+                        )
+                        for pair in pairs
+                        for field in ("title", "body")
+                        if boosts.fields.get(field, 1.0) > 0
+                    ]
+                )
             case Lookup(forms=forms):
                 return _any(
                     [
@@ -320,10 +332,6 @@ class IndexReader:
 
     def _terms(self, field: str, values: list[str]) -> Any:
         return _any([tantivy.Query.term_query(self._schema, field, v) for v in values])
-
-    @cached_property
-    def schema_fields(self) -> tuple[str, ...]:
-        return (*TEXT_FIELDS, "plain")
 
 
 def _any(clauses: list[Any]) -> Any:

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from trawl.analysis.lookup import concatenations
 from trawl.analysis.text import fold, language_code, stem_words
-from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Node, Phrase, PlainWord, Word
+from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, PlainWord, Word
 from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
 
 Languages = Sequence[str | None]
+_NEAR_SLOP = 3  # words allowed between two adjacent query words
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
     return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
 
 
-def plan(query: ParsedQuery, languages: Languages) -> Plan:
+def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Plan:
     filters = Filters(
         sites=query.sites,
         lang=query.lang,
@@ -50,6 +51,10 @@ def plan(query: ParsedQuery, languages: Languages) -> Plan:
     stems = tuple((*word_stems(w, languages), fold(w)) for w in originals)
     lookups = tuple(fold(f) for f in concatenations(query.words))
     extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
+    if proximity > 0 and len(query.words) > 1:
+        first = [word_stems(w, languages)[0] for w in query.words]
+        pairs = tuple(dict.fromkeys(zip(first, first[1:], strict=False)))
+        extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity))
     if query.expr is None:
         return Plan((AllOf(()),), filters, (), (), ())
     if query.plain:

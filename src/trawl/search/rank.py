@@ -25,6 +25,7 @@ from trawl.index.tantivy_index import IndexHit
 @dataclass(frozen=True, slots=True)
 class RankWeights:
     coverage_power: float = 2.0
+    coverage_max_words: int = 6
     exact_bonus: float = 0.5
     authority_weight: float = 0.1
     quality_weight: float = 0.1
@@ -48,7 +49,7 @@ def rerank(
     scored: list[tuple[int, float, IndexHit]] = []
     for hit in hits:
         score = hit.score
-        if counted and weights.coverage_power:
+        if counted and weights.coverage_power and len(counted) <= weights.coverage_max_words:
             matched = sum(1 for i in counted if _covers(hit.terms, shape.lookups[i], shape, i))
             score *= (matched / len(counted)) ** weights.coverage_power
         path = urlsplit(hit.url).path.lower()

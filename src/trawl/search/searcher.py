@@ -43,6 +43,7 @@ def field_boosts(settings: Settings) -> dict[str, float]:
 def rank_weights(settings: Settings) -> RankWeights:
     return RankWeights(
         coverage_power=settings.coverage_power,
+        coverage_max_words=settings.coverage_max_words,
         exact_bonus=settings.exact_bonus,
         authority_weight=settings.authority_weight,
         quality_weight=settings.quality_weight,
@@ -79,7 +80,7 @@ def rank(
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
-    planned = plan(query, languages)
+    planned = plan(query, languages, settings.proximity_boost)
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
     depth = limit if by_date else max(limit, settings.rerank_depth)
