@@ -7,6 +7,7 @@ blank lines are skipped. It runs against a crawled data folder's index.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from trawl.evaluation.collections import CollectionError
 from trawl.evaluation.runner import GOLDEN_MEASURES, run_queries, score
@@ -38,5 +39,8 @@ def read_golden(path: Path) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
 def evaluate_golden(path: Path, settings: Settings) -> dict[str, float]:
     queries, qrels = read_golden(path)
     reader = IndexReader(settings.index_path)
-    run = run_queries(reader, queries, settings, depth=100)
+    # Expected values that are paths match on any host: the manual is served on a loopback port.
+    by_path = all(doc.startswith("/") for docs in qrels.values() for doc in docs)
+    key = (lambda url: urlsplit(url).path or "/") if by_path else None
+    run = run_queries(reader, queries, settings, depth=100, key=key)
     return score(qrels, run, GOLDEN_MEASURES)
