@@ -79,7 +79,7 @@ class Settings:
     )
     rerank_depth: int = _setting(100, "Best BM25F matches the second stage reorders.", 1, 10_000)
     coverage_power: float = _setting(
-        2.0, "Score times (matched query words / all query words) to this power.", 0, 10
+        2.0, "Score times (matched query words / all query words) to this power.", 0, 100
     )
     coverage_max_words: int = _setting(
         6, "Coverage applies to queries of at most this many counted words (long ones: no).", 0
@@ -96,8 +96,8 @@ class Settings:
     quality_weight: float = _setting(
         0.1, "Score times 1 + this times the page's quality (0..1).", 0, 100
     )
-    navigational: bool = _setting(
-        True, "A site's home page named by the query, or a page titled exactly so, comes first."
+    navigational: int = _setting(
+        1, "1: a home page whose host names the query, or a page titled so, comes first; 0: off.", 0, 1
     )
     query_lang: str = _setting(
         "", "Language queries are analysed in (ISO 639-1); empty: every indexed language."

@@ -36,7 +36,8 @@ def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) ->
 
 
 def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
+    """The word's stem in each language, and its plain form (host and URL tokens are unstemmed)."""
+    return tuple(dict.fromkeys((*(stem_words([word], lang)[0] for lang in languages), fold(word))))
 
 
 def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Plan:

@@ -29,7 +29,7 @@ class RankWeights:
     exact_bonus: float = 0.5
     authority_weight: float = 0.1
     quality_weight: float = 0.1
-    navigational: bool = True
+    navigational: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def rerank(
         if len(joined) > 2 and (joined in host.replace("-", "") or joined in path.replace("-", "")):
             score *= 1 + weights.exact_bonus
         score *= 1 + weights.authority_weight * hit.authority + weights.quality_weight * hit.quality
-        nav = weights.navigational and _navigational(hit, query_text, joined, host)
+        nav = weights.navigational > 0 and _navigational(hit, query_text, joined, host)
         scored.append((1 if nav else 0, score, hit))
     scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
     return [(score, hit) for _, score, hit in scored]
