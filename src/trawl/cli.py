@@ -314,7 +314,7 @@ def _golden_eval(file: Path) -> Callable[[Settings], dict[str, float]]:
 
 @eval_app.command("beir")
 def eval_beir(
-    folder: Annotated[Path, typer.Argument(help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/.")],
+    folder: Annotated[Path, typer.Argument(help="A BEIR folder: corpus.jsonl, queries, qrels/.")],
     split: SplitOpt = "test",
     config: ConfigOpt = None,
 ) -> None:
@@ -382,7 +382,7 @@ def eval_sweep(
     typer.echo("\t".join([param, *keys]))
     for value, metrics in rows:
         typer.echo("\t".join([value, *(f"{metrics[k]:.4f}" for k in keys)]))
-    typer.echo(json.dumps({value: metrics for value, metrics in rows}))
+    typer.echo(json.dumps(dict(rows)))
 
 
 @app.command("settings")

@@ -97,7 +97,10 @@ class Settings:
         0.1, "Score times 1 + this times the page's quality (0..1).", 0, 100
     )
     navigational: int = _setting(
-        1, "1: a home page whose host names the query, or a page titled so, comes first; 0: off.", 0, 1
+        1,
+        "1: a home page whose host names the query, or a page titled so, comes first; 0: off.",
+        0,
+        1,
     )
     query_lang: str = _setting(
         "", "Language queries are analysed in (ISO 639-1); empty: every indexed language."

@@ -1,4 +1,4 @@
-"""Text -> terms per language (trawl.analysis): Snowball, the Icelandic stemmer, folding, URL forms."""
+"""Text -> terms per language (trawl.analysis): Snowball, Icelandic, folding, URL forms."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from trawl.errors import SearchIndexError
 from trawl.analysis.text import terms
+from trawl.errors import SearchIndexError
 from trawl.index.documents import index_fields, url_path_words
 from trawl.index.spec import AllOf, AnyOf, Boosts, Filters, Word
 from trawl.index.tantivy_index import IndexReader, IndexWriter

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixture_sites import Route, SiteServer, trawl
 
+from fixture_sites import Route, SiteServer, trawl
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.records import PageRecord
 from trawl.search.searcher import search

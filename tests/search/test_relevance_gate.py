@@ -8,7 +8,6 @@ bench/RESULTS.md); raise it when ranking improves.
 from __future__ import annotations
 
 from fixture_sites import shared_data
-
 from trawl.evaluation.collections import read_beir
 from trawl.evaluation.runner import evaluate_collection
 from trawl.settings import Settings

@@ -7,9 +7,10 @@ from our own formulas.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import ir_measures
 from ir_measures import RR, R, Success, nDCG
@@ -74,7 +75,9 @@ def run_queries(
     return run
 
 
-def score(qrels: dict[str, dict[str, int]], run: Run, measures: dict[str, object]) -> dict[str, float]:
+def score(
+    qrels: dict[str, dict[str, int]], run: Run, measures: Mapping[str, Any]
+) -> dict[str, float]:
     totals = ir_measures.calc_aggregate(list(measures.values()), qrels, run)
     by_name = {str(m): v for m, v in totals.items()}
     return {name: round(float(by_name.get(str(m), 0.0)), 4) for name, m in measures.items()}

@@ -10,7 +10,7 @@ queries, whatever the language, and the engine only splits on spaces.
     body        terms       main text
     anchors     terms       anchor texts of links from other pages to this one
     url_tokens  folded      words of the URL path, also joined: /sql-createindex -> sqlcreateindex
-    host        folded      host labels, split and whole: anne-hathaway.com -> anne hathaway annehathaway com
+    host        folded      host labels, split and whole: a-b.com -> a b ab com
     plain       folded      unstemmed words of title, headings and body (the cascade's last step)
     site        raw         the host and each parent domain, for site:
     lang        raw         ISO 639-1 code
@@ -98,7 +98,7 @@ def url_path_words(path: str) -> list[str]:
 
 
 def host_words(host: str) -> list[str]:
-    """Host labels split at hyphens and whole: anne-hathaway.com -> anne hathaway annehathaway com."""
+    """Host labels split at hyphens: anne-hathaway.com -> anne hathaway annehathaway com."""
     out: list[str] = []
     for label in host.lower().split("."):
         parts = words(label)

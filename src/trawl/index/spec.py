@@ -33,7 +33,7 @@ class Phrase:
 
 @dataclass(frozen=True, slots=True)
 class Near:
-    """Adjacent query words close together in the body or title (slop words apart); never required."""
+    """Adjacent query words near each other in the body or title; never required."""
 
     pairs: tuple[tuple[str, str], ...]
     slop: int
@@ -72,9 +72,7 @@ class Filters:
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.sites or self.lang or self.after or self.before or self.modified_sources
-        )
+        return not (self.sites or self.lang or self.after or self.before or self.modified_sources)
 
 
 @dataclass(frozen=True, slots=True)

@@ -174,7 +174,7 @@ class IndexReader:
         return int(self._searcher.doc_freq(field, term))
 
     def languages(self) -> tuple[str | None, ...]:
-        """Analyses the pages were indexed with: language codes with a stemmer, None for the rest."""
+        """Analyses the pages were indexed with: stemmed language codes, None for the rest."""
         if self._languages is None:
             found: list[str | None] = []
             counted = 0

@@ -7,6 +7,7 @@ of the stems: the page's own analysis decided which one it carries.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,7 +55,7 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
     extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
     if proximity > 0 and len(query.words) > 1:
         first = [word_stems(w, languages)[0] for w in query.words]
-        pairs = tuple(dict.fromkeys(zip(first, first[1:], strict=False)))
+        pairs = tuple(dict.fromkeys(itertools.pairwise(first)))
         extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity))
     if query.expr is None:
         return Plan((AllOf(()),), filters, (), (), ())
@@ -73,9 +74,7 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
 def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:
     match expr:
         case Term(words=words, phrase=True):
-            variants = tuple(
-                dict.fromkeys(tuple(stem_words(words, lang)) for lang in languages)
-            )
+            variants = tuple(dict.fromkeys(tuple(stem_words(words, lang)) for lang in languages))
             return Phrase(variants)
         case Term(words=words):
             return Word(word_stems(words[0], languages))

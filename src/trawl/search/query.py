@@ -30,6 +30,7 @@ MODIFIED_SOURCES = ("page", "sitemap", "http")
 _WORD = re.compile(r"[^\W_]+")
 _TOKEN = re.compile(r'-?"[^"]*"|[()]|"|[^\s()"]+')
 _FILTER = re.compile(r"^(site|lang|after|before|source):(\S+)$", re.IGNORECASE)
+_AND, _OPEN, _QUOTE = "AND", "(", '"'
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -178,7 +179,7 @@ class _Parser:
     def _and(self) -> Expr:
         children: list[Expr] = []
         while (token := self._peek()) is not None and token not in {")", "OR"}:
-            if token == "AND":
+            if token == _AND:
                 if not children:
                     raise _SyntaxProblem
                 self.pos += 1
@@ -192,9 +193,9 @@ class _Parser:
 
     def _unary(self) -> Expr | None:
         token = self.tokens[self.pos]
-        if token == '"':
+        if token == _QUOTE:
             raise _SyntaxProblem  # an unbalanced quote
-        if token == "(":
+        if token == _OPEN:
             self.pos += 1
             inner = self._or()
             if self._peek() != ")":
@@ -242,4 +243,3 @@ def _positive_words(expr: Expr) -> list[str]:
             return []
         case And(children=children) | Or(children=children):
             return [w for c in children for w in _positive_words(c)]
-    return []  # pragma: no cover

@@ -78,4 +78,6 @@ def _navigational(hit: IndexHit, query_text: str, joined: str, host: str) -> boo
     if not is_home_page(hit.url):
         return False
     labels = [fold(label) for label in host.replace("-", "").split(".")]
-    return joined in labels or (len(joined) > 3 and any(label.startswith(joined) for label in labels[:-1]))
+    return joined in labels or (
+        len(joined) > 3 and any(label.startswith(joined) for label in labels[:-1])
+    )

@@ -10,7 +10,7 @@ written. The engine's BM25F top ``rerank_depth`` is reordered by rank.py.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from trawl.analysis.text import fold, language_code, stem_words
@@ -94,8 +94,6 @@ def rank(
 
 
 def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
-    from dataclasses import replace
-
     return replace(query, lang=language_code(lang) or None)
 
 
@@ -158,9 +156,7 @@ def search(
 
 def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit:
     lang = hit.lang or None
-    terms = frozenset(
-        t for w in ranked.query.words for t in (*stem_words([w], lang), fold(w))
-    )
+    terms = frozenset(t for w in ranked.query.words for t in (*stem_words([w], lang), fold(w)))
     fragment, ranges = best_fragment(
         hit.text, terms, lambda w: stem_words([w], lang)[0], settings.snippet_chars
     )
