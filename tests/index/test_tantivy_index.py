@@ -41,7 +41,7 @@ def write(path: Path, *records: PageRecord) -> None:
 
 def urls(path: Path, words: str, conjunction: bool = True) -> list[str]:
     reader = IndexReader(path)
-    stems = [Word((*terms(w, "en"), w)) for w in words.split()]
+    stems = [Word(tuple(terms(w, "en")), plain=w) for w in words.split()]
     node = AllOf(tuple(stems)) if conjunction else AnyOf(tuple(stems))
     found = reader.search(node, Filters(), Boosts(fields=BOOSTS), limit=10)
     return [h.url for h in reader.fetch(found.addresses)]

@@ -14,7 +14,8 @@ from datetime import datetime
 class Word:
     """One query word: matches any of its stems in any text field (field boosts apply)."""
 
-    stems: tuple[str, ...]
+    stems: tuple[str, ...]  # matched in the analysed fields (title, headings, body, anchors)
+    plain: str = ""  # matched in host and URL tokens, which are folded but not stemmed
 
 
 @dataclass(frozen=True, slots=True)

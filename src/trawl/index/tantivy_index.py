@@ -24,7 +24,7 @@ import tantivy
 
 from trawl.analysis.text import STEMMED_LANGUAGES
 from trawl.errors import SearchIndexError
-from trawl.index.documents import TEXT_FIELDS, index_fields
+from trawl.index.documents import SEPARATOR, TEXT_FIELDS, index_fields
 from trawl.index.spec import (
     AllOf,
     AnyOf,
@@ -44,6 +44,7 @@ _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 _PHRASE_FIELDS = ("title", "headings", "body", "anchors")
 _LOOKUP_FIELDS = ("host", "url_tokens")
+_UNSTEMMED = frozenset(_LOOKUP_FIELDS)
 _SHOULD = tantivy.Occur.Should
 _MUST = tantivy.Occur.Must
 _MUST_NOT = tantivy.Occur.MustNot
@@ -59,7 +60,8 @@ def _schema() -> Any:
     b.add_date_field("modified", stored=False, indexed=True, fast=True)
     b.add_float_field("authority", stored=False, indexed=False, fast=True)
     b.add_float_field("quality", stored=False, indexed=False, fast=True)
-    b.add_bytes_field("stored", stored=True, indexed=False)
+    for name in ("meta", "text", "terms"):
+        b.add_bytes_field(name, stored=True, indexed=False)
     return b.build()
 
 
@@ -227,16 +229,15 @@ class IndexReader:
         quality = self._searcher.fast_field_values("quality", only)
         hits = []
         for (score, _), doc, auth, qual in zip(addresses, docs, authority, quality, strict=True):
-            stored = json.loads(doc.get_first("stored"))
-            modified = stored.get("modified")
+            title, host, lang, modified = bytes(doc.get_first("meta")).decode().split(SEPARATOR)
             hits.append(
                 IndexHit(
                     url=str(doc.get_first("url")),
-                    title=stored["title"],
-                    host=stored["host"],
-                    lang=stored["lang"],
-                    text=stored["text"],
-                    terms=stored["terms"],
+                    title=title,
+                    host=host,
+                    lang=lang,
+                    text=bytes(doc.get_first("text")).decode("utf-8"),
+                    terms=bytes(doc.get_first("terms")).decode("utf-8"),
                     modified=datetime.fromisoformat(modified) if modified else None,
                     authority=float(auth or 0.0),
                     quality=float(qual or 0.0),
@@ -249,12 +250,12 @@ class IndexReader:
 
     def _query(self, node: Node, boosts: Boosts) -> Any:
         match node:
-            case Word(stems=stems):
+            case Word(stems=stems, plain=plain):
                 clauses = [
-                    self._term(field, stem, boost)
+                    self._term(field, term, boost)
                     for field, boost in boosts.fields.items()
                     if boost > 0
-                    for stem in stems
+                    for term in ((plain,) if field in _UNSTEMMED and plain else stems)
                 ]
                 return _any(clauses)
             case PlainWord(form=form):

@@ -37,8 +37,12 @@ def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) ->
 
 
 def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
-    """The word's stem in each language, and its plain form (host and URL tokens are unstemmed)."""
-    return tuple(dict.fromkeys((*(stem_words([word], lang)[0] for lang in languages), fold(word))))
+    """The word's stem in each candidate language."""
+    return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
+
+
+def word_node(word: str, languages: Languages) -> Word:
+    return Word(word_stems(word, languages), plain=fold(word))
 
 
 def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Plan:
@@ -60,7 +64,7 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
     if query.expr is None:
         return Plan((AllOf(()),), filters, (), (), ())
     if query.plain:
-        words = [Word(word_stems(w, languages)) for w in originals]
+        words = [word_node(w, languages) for w in originals]
         steps: tuple[Node, ...] = (
             AllOf(tuple(words), optional=extra),
             AnyOf((*words, *extra)),
@@ -77,7 +81,7 @@ def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Nod
             variants = tuple(dict.fromkeys(tuple(stem_words(words, lang)) for lang in languages))
             return Phrase(variants)
         case Term(words=words):
-            return Word(word_stems(words[0], languages))
+            return word_node(words[0], languages)
         case Not(child=child):
             return AllOf((), excluded=(_node(child, languages),))
         case And(children=children):

@@ -52,10 +52,11 @@ def rerank(
         if counted and weights.coverage_power and len(counted) <= weights.coverage_max_words:
             matched = sum(1 for i in counted if _covers(hit.terms, shape.lookups[i], shape, i))
             score *= (matched / len(counted)) ** weights.coverage_power
-        path = urlsplit(hit.url).path.lower()
         host = hit.host.lower()
-        if len(joined) > 2 and (joined in host.replace("-", "") or joined in path.replace("-", "")):
-            score *= 1 + weights.exact_bonus
+        if len(joined) > 2 and host:
+            path = urlsplit(hit.url).path.lower()
+            if joined in host.replace("-", "") or joined in path.replace("-", ""):
+                score *= 1 + weights.exact_bonus
         score *= 1 + weights.authority_weight * hit.authority + weights.quality_weight * hit.quality
         nav = weights.navigational > 0 and _navigational(hit, query_text, joined, host)
         scored.append((1 if nav else 0, score, hit))
@@ -73,9 +74,12 @@ def _covers(terms: str, forms: tuple[str, ...], shape: QueryShape, index: int) -
 def _navigational(hit: IndexHit, query_text: str, joined: str, host: str) -> bool:
     if not query_text:
         return False
-    if " ".join(fold(w) for w in words(hit.title)) == query_text:
+    # The length test first: most titles are far longer or shorter than the query.
+    if abs(len(hit.title) - len(query_text)) <= len(query_text) // 2 + 2 and (
+        " ".join(fold(w) for w in words(hit.title)) == query_text
+    ):
         return True
-    if not is_home_page(hit.url):
+    if not host or joined not in host.replace("-", "") or not is_home_page(hit.url):
         return False
     labels = [fold(label) for label in host.replace("-", "").split(".")]
     return joined in labels or (

@@ -83,14 +83,17 @@ def rank(
     planned = plan(query, languages, settings.proximity_boost)
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
-    depth = limit if by_date else max(limit, settings.rerank_depth)
-    results = _cascade(reader, planned, boosts, depth, by_date)
-    hits = reader.fetch(results.addresses)
     if by_date:
-        return Ranked(results.total, tuple((0.0, h) for h in hits[:limit]), query, languages)
-    shape = _shape(reader, planned)
-    ordered = rerank(hits, shape, rank_weights(settings))
-    return Ranked(results.total, tuple(ordered[:limit]), query, languages)
+        results = _cascade(reader, planned, boosts, limit, by_date)
+        hits = reader.fetch(results.addresses)
+        return Ranked(results.total, tuple((0.0, h) for h in hits), query, languages)
+    depth = settings.rerank_depth
+    results = _cascade(reader, planned, boosts, max(limit, depth), by_date)
+    # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
+    ordered = rerank(reader.fetch(results.addresses[:depth]), _shape(reader, planned),
+                     rank_weights(settings))  # fmt: skip
+    deeper = [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
+    return Ranked(results.total, tuple([*ordered, *deeper][:limit]), query, languages)
 
 
 def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
