@@ -42,5 +42,5 @@ def evaluate_golden(path: Path, settings: Settings) -> dict[str, float]:
     # Expected values that are paths match on any host: the manual is served on a loopback port.
     by_path = all(doc.startswith("/") for docs in qrels.values() for doc in docs)
     key = (lambda url: urlsplit(url).path or "/") if by_path else None
-    run = run_queries(reader, queries, settings, depth=100, key=key)
+    run = run_queries(reader, queries, settings, depth=100, key=key, syntax=True)
     return score(qrels, run, GOLDEN_MEASURES)

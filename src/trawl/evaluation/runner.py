@@ -60,12 +60,16 @@ def run_queries(
     *,
     depth: int = 100,
     key: Callable[[str], str] | None = None,
+    syntax: bool = False,
 ) -> Run:
+    """``syntax``: read operators (a golden set) or take every token as a word (collections)."""
     reader.reload()
     run: Run = {}
     for qid, text in queries.items():
         # Some classic queries are whole paragraphs: the query box's cap applies to them too.
-        ranked = rank(reader, text[:MAX_QUERY_CHARS], settings, limit=depth, reload=False)
+        ranked = rank(
+            reader, text[:MAX_QUERY_CHARS], settings, limit=depth, reload=False, syntax=syntax
+        )
         scores: dict[str, float] = {}
         for position, (_, hit) in enumerate(ranked.hits):
             doc = key(hit.url) if key else hit.url

@@ -81,7 +81,14 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
         elif not create:
             raise SearchIndexError(f"no index at {path}: crawl a site first")
         path.mkdir(parents=True, exist_ok=True)
-        index = tantivy.Index(_schema(), path=str(path), reuse=True)
+        try:
+            index = tantivy.Index(_schema(), path=str(path), reuse=True)
+        except ValueError:
+            if not replace:
+                raise
+            shutil.rmtree(path)  # same version number, other fields: a rebuild starts over
+            path.mkdir(parents=True)
+            index = tantivy.Index(_schema(), path=str(path), reuse=True)
         marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:

@@ -64,7 +64,8 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
     if query.expr is None:
         return Plan((AllOf(()),), filters, (), (), ())
     if query.plain:
-        words = [word_node(w, languages) for w in originals]
+        # Repeated words count again, as BM25's query term frequency would have them.
+        words = [word_node(w, languages) for w in query.words]
         steps: tuple[Node, ...] = (
             AllOf(tuple(words), optional=extra),
             AnyOf((*words, *extra)),

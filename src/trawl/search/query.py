@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from trawl.errors import QueryError
 
 MAX_QUERY_CHARS = 1_000
-MAX_WORDS = 32
+MAX_WORDS = 200  # the 1,000-character cap binds first on real text
 MODIFIED_SOURCES = ("page", "sitemap", "http")
 
 _WORD = re.compile(r"[^\W_]+")
@@ -93,9 +93,13 @@ class _SyntaxProblem(Exception):
     """The operators could not be read: fall back to plain words."""
 
 
-def parse_query(text: str) -> ParsedQuery:
+def parse_query(text: str, *, syntax: bool = True) -> ParsedQuery:
+    """``syntax=False`` reads every token as words (test collections' natural-language queries)."""
     if len(text) > MAX_QUERY_CHARS:
         raise QueryError(f"query longer than {MAX_QUERY_CHARS} characters")
+    if not syntax:
+        plain = [w.lower() for w in _WORD.findall(text)][:MAX_WORDS]
+        return ParsedQuery(text.strip(), _words_only(plain), tuple(plain))
     tokens = _TOKEN.findall(text)
     rest: list[str] = []
     sites: list[str] = []
@@ -119,13 +123,12 @@ def parse_query(text: str) -> ParsedQuery:
         else:
             rest.append(token)  # not a filter we know: its words are searched
     fallback = False
+    expr: Expr | None
     try:
-        expr = _Parser(rest).parse()
+        expr = _simplify(_Parser(rest).parse())
     except _SyntaxProblem:
         fallback = True
-        plain = [w.lower() for w in _WORD.findall(" ".join(rest))][:MAX_WORDS]
-        expr = And(tuple(Term((w,)) for w in plain)) if plain else None
-    expr = _simplify(expr)
+        expr = _words_only([w.lower() for w in _WORD.findall(" ".join(rest))][:MAX_WORDS])
     return ParsedQuery(
         text=text.strip(),
         expr=expr,
@@ -137,6 +140,10 @@ def parse_query(text: str) -> ParsedQuery:
         modified_sources=tuple(dict.fromkeys(sources)),
         fallback=fallback,
     )
+
+
+def _words_only(words: list[str]) -> Expr | None:
+    return _simplify(And(tuple(Term((w,)) for w in words))) if words else None
 
 
 def _parse_date(value: str) -> datetime | None:

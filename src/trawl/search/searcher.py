@@ -68,13 +68,14 @@ def rank(
     sort: Sort = "relevance",
     lang: str | None = None,
     reload: bool = True,
+    syntax: bool = True,
 ) -> Ranked:
     """The best ``limit`` pages for ``text``, reranked; no snippets (evaluation uses this)."""
     if sort not in SORTS:
         raise QueryError(f"sort must be one of {', '.join(SORTS)}")
     if reload:
         reader.reload()
-    query = parse_query(text)
+    query = parse_query(text, syntax=syntax)
     if lang:
         query = _with_lang(query, lang)
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
