@@ -21,6 +21,7 @@ import Stemmer
 from trawl.analysis.icelandic import stem_icelandic
 
 WORD = re.compile(r"[^\W_]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 # ISO 639-1 code -> Snowball algorithm in PyStemmer.
 SNOWBALL = {
@@ -44,11 +45,15 @@ def language_code(lang: str | None) -> str:
     return lang.strip().lower().replace("_", "-").split("-", 1)[0]
 
 
-def fold(word: str) -> str:
+def fold(text: str) -> str:
     """Accents and ligatures folded to ASCII letters where a plain form exists."""
-    if word.isascii():
-        return word
-    decomposed = unicodedata.normalize("NFKD", word.translate(_FOLD_EXTRA))
+    if text.isascii():
+        return text
+    return _NON_ASCII.sub(_fold_run, text)
+
+
+def _fold_run(found: re.Match[str]) -> str:
+    decomposed = unicodedata.normalize("NFKD", found.group().translate(_FOLD_EXTRA))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -72,6 +77,12 @@ def stem_words(ws: Sequence[str], lang: str | None) -> list[str]:
     stem = _stemmer(language_code(lang))
     stemmed = stem(list(ws)) if stem is not None else list(ws)
     return [fold(w) for w in stemmed]
+
+
+def stem_text(ws: Sequence[str], lang: str | None) -> str:
+    """Stems of lower-cased words, space-separated and folded: an index field's value."""
+    stem = _stemmer(language_code(lang))
+    return fold(" ".join(stem(list(ws)) if stem is not None else ws))
 
 
 def terms(text: str, lang: str | None) -> list[str]:

@@ -30,7 +30,7 @@ from datetime import UTC
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from trawl.analysis.text import fold, language_code, plain_terms, terms, words
+from trawl.analysis.text import fold, language_code, stem_text, words
 from trawl.records import PageRecord
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
@@ -49,17 +49,18 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         headings.append(record.description)
     title = record.title or (record.headings[0] if record.headings else "")
     host = (parts.hostname or "") if web else ""
-    title_terms = terms(title, lang)
-    heading_terms = terms("\n".join(headings), lang)
+    # Words are found once per part and serve both the stemmed and the plain fields.
+    title_words, heading_words = words(title), words("\n".join(headings))
+    text_words = words(record.text)
+    title_terms = stem_text(title_words, lang)
+    heading_terms = stem_text(heading_words, lang)
     # The title belongs to the text as well: a page whose title holds a word is about it,
     # even when its body is short or empty (measured: CACM nDCG@10 0.40 -> 0.46).
-    body_terms = title_terms + terms(record.text, lang)
-    anchor_terms = terms("\n".join(anchors), lang)
-    url_terms = [fold(w) for w in url_path_words(parts.path)] if web else []
-    host_terms = host_words(host)
-    distinct = set(title_terms)
-    for group in (heading_terms, body_terms, anchor_terms, url_terms, host_terms):
-        distinct.update(group)
+    body_terms = f"{title_terms} {stem_text(text_words, lang)}"
+    anchor_terms = stem_text(words("\n".join(anchors)), lang)
+    url_terms = fold(" ".join(url_path_words(parts.path))) if web else ""
+    host_terms = " ".join(host_words(host))
+    distinct = set(f"{heading_terms} {body_terms} {anchor_terms} {url_terms} {host_terms}".split())
     modified = record.modified
     if modified is not None and modified.tzinfo is None:
         modified = modified.replace(tzinfo=UTC)
@@ -69,13 +70,13 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     )
     fields: dict[str, Any] = {
         "url": record.url,
-        "title": " ".join(title_terms),
-        "headings": " ".join(heading_terms),
-        "body": " ".join(body_terms),
-        "anchors": " ".join(anchor_terms),
-        "url_tokens": " ".join(url_terms),
-        "host": " ".join(host_terms),
-        "plain": " ".join(plain_terms(f"{title}\n{' '.join(headings)}\n{record.text}")),
+        "title": title_terms,
+        "headings": heading_terms,
+        "body": body_terms,
+        "anchors": anchor_terms,
+        "url_tokens": url_terms,
+        "host": host_terms,
+        "plain": fold(" ".join([*title_words, *heading_words, *text_words])),
         "site": parent_domains(host),
         "lang": lang,
         "modified_source": record.modified_source or "",
