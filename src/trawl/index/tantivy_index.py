@@ -45,6 +45,7 @@ _WRITER_HEAP = 128 * 1024 * 1024
 _PHRASE_FIELDS = ("title", "headings", "body", "anchors")
 _LOOKUP_FIELDS = ("host", "url_tokens")
 _UNSTEMMED = frozenset(_LOOKUP_FIELDS)
+_BUILT_MAX = 4096  # engine queries kept for reuse
 _SHOULD = tantivy.Occur.Should
 _MUST = tantivy.Occur.Must
 _MUST_NOT = tantivy.Occur.MustNot
@@ -162,6 +163,7 @@ class IndexReader:
         self._schema = self._index.schema
         self._searcher = self._index.searcher()
         self._languages: tuple[str | None, ...] | None = None
+        self._built: dict[tuple[object, ...], Any] = {}
 
     def reload(self) -> None:
         self._index.reload()
@@ -256,6 +258,16 @@ class IndexReader:
     # Translation of the engine-neutral tree (index/spec.py) into tantivy queries.
 
     def _query(self, node: Node, boosts: Boosts) -> Any:
+        # The cascade asks for the same words twice (all, then any): build each once.
+        key = (node, boosts.lookup, *boosts.fields.items())
+        query = self._built.get(key)
+        if query is None:
+            if len(self._built) > _BUILT_MAX:
+                self._built.clear()
+            query = self._built[key] = self._build(node, boosts)
+        return query
+
+    def _build(self, node: Node, boosts: Boosts) -> Any:
         match node:
             case Word(stems=stems, plain=plain):
                 clauses = [

@@ -18,6 +18,7 @@ from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
 
 Languages = Sequence[str | None]
 _NEAR_SLOP = 3  # words allowed between two adjacent query words
+_LOOKUP_MAX_WORDS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,10 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
     )
     originals = tuple(dict.fromkeys(query.words))
     stems = tuple((*word_stems(w, languages), fold(w)) for w in originals)
-    lookups = tuple(fold(f) for f in concatenations(query.words))
+    # URL forms are for names and sites, which are short; a long query's joined pairs
+    # would only cost clauses.
+    short = len(originals) <= _LOOKUP_MAX_WORDS
+    lookups = tuple(fold(f) for f in concatenations(query.words)) if short else ()
     extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
     if proximity > 0 and len(query.words) > 1:
         first = [word_stems(w, languages)[0] for w in query.words]
