@@ -74,9 +74,12 @@ def _covers(terms: str, forms: tuple[str, ...], shape: QueryShape, index: int) -
 def _navigational(hit: IndexHit, query_text: str, joined: str, host: str) -> bool:
     if not query_text:
         return False
-    # The length test first: most titles are far longer or shorter than the query.
-    if abs(len(hit.title) - len(query_text)) <= len(query_text) // 2 + 2 and (
-        " ".join(fold(w) for w in words(hit.title)) == query_text
+    # Cheap tests first: most titles differ in length or lack the query's last word.
+    last = query_text.rsplit(" ", 1)[-1]
+    if (
+        abs(len(hit.title) - len(query_text)) <= len(query_text) // 2 + 2
+        and last in fold(hit.title.lower())
+        and " ".join(fold(w) for w in words(hit.title)) == query_text
     ):
         return True
     if not host or joined not in host.replace("-", "") or not is_home_page(hit.url):
