@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("crawl_speed.py", "frontier_memory.py", "extraction.py", "relevance.py", "synthetic.py")
+SCRIPTS = (
+    "crawl_speed.py",
+    "frontier_memory.py",
+    "extraction.py",
+    "render_cost.py",
+    "relevance.py",
+    "synthetic.py",
+)
 
 
 def main() -> int:
