@@ -80,6 +80,16 @@ class Settings:
     recrawl_hours: float = _setting(
         0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."
     )
+    evict_min_quality: float = _setting(
+        0.2, "`trawl evict`: pages under this quality and under evict_min_authority go.", 0, 1
+    )
+    evict_min_authority: float = _setting(
+        0.7, "`trawl evict`: pages under this authority and under evict_min_quality go.", 0, 1
+    )
+    evict_languages: str = _setting(
+        "",
+        "`trawl evict`: hosts whose majority language is not listed (da,en) go; empty keeps all.",
+    )
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
 
