@@ -56,7 +56,7 @@ async def test_url_variants_with_identical_text_collapse_to_one_result(
     # The plain address is the one the site itself links to most.
     more = "".join(f'<a href="/more{i}">more {i}</a>' for i in range(3))
     routes: dict[str, Route] = {"/": html_page("Home", home + more)}
-    routes |= {v: page for v in variants}
+    routes |= dict.fromkeys(variants, page)
     routes |= {
         f"/more{i}": html_page(f"More {i}", f'<p>see <a href="/article">the article</a> {i}</p>')
         for i in range(3)
