@@ -211,3 +211,11 @@ async def test_evict_dry_run_lists_by_rule_and_evict_removes_from_store_and_inde
     finally:
         store.close()
     assert found(settings, "zebrafinch") == [kept]
+
+
+def test_explain_names_a_page_that_is_not_stored_in_a_clear_error(tmp_path: Path) -> None:
+    SQLiteStore(tmp_path / "data" / "trawl.sqlite").close()
+    answer = trawl("explain", "https://nowhere.example/page", "--data", str(tmp_path / "data"))
+    assert answer.returncode == 2
+    assert "https://nowhere.example/page is not in the store" in answer.stderr
+    assert "Traceback" not in answer.stderr

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from trawl.dedup.clusters import Copy, canonical_verdicts
+from trawl.dedup.simhash import simhash, text_hash
 from trawl.graph.pagerank import authority, pagerank
 from trawl.records import Discussion, PageSignals
 from trawl.store.base import Store
@@ -70,8 +71,9 @@ def update_signals(store: Store) -> CorpusReport:
             indexable=r.indexable,
             redirect_to=r.redirect_to,
             canonical=r.canonical,
-            text_hash=r.text_hash,
-            simhash=r.simhash,
+            # Pages saved before fingerprints existed get them here, in memory.
+            text_hash=r.text_hash if r.text_hash is not None else text_hash(r.text),
+            simhash=r.simhash if r.simhash is not None else simhash(r.text),
             quality=r.quality,
             community=r.community,
             authority=r.authority,

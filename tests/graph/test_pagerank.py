@@ -19,7 +19,8 @@ def exact(n: int, edges: list[tuple[int, int]], damping: float = 0.85) -> np.nda
     matrix = damping * google + (1 - damping) / n
     values, vectors = np.linalg.eig(matrix.T)
     x = np.real(vectors[:, np.argmax(np.real(values))])
-    return x / x.sum()
+    normalised: np.ndarray = x / x.sum()
+    return normalised
 
 
 def test_matches_the_exact_solution_with_dangling_pages_repeats_and_self_links() -> None:
