@@ -107,4 +107,11 @@ def test_banded_lookup_finds_every_pair_brute_force_finds(
         for bit in bits:
             value ^= 1 << bit
         values.append(value)
-    assert set(near_pairs(values)) == brute_force(values)
+    expected = brute_force(values)
+    assert set(near_pairs(values)) == expected
+    index = BandIndex()
+    for value in values:
+        index.add(value)
+    for i, value in enumerate(values):
+        within = {j for j in range(len(values)) if (min(i, j), max(i, j)) in expected}
+        assert set(index.near(value)) == within | {j for j, v in enumerate(values) if v == value}

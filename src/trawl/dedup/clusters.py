@@ -85,9 +85,15 @@ def clusters(copies: Sequence[Copy]) -> list[list[int]]:
     for i, copy in enumerate(copies):
         if copy.text_hash is not None:
             sets.union(first_with_hash.setdefault(copy.text_hash, i), i)
-    with_simhash = [i for i, c in enumerate(copies) if c.simhash is not None]
-    for a, b in near_pairs(copies[i].simhash or 0 for i in with_simhash):
-        sets.union(with_simhash[a], with_simhash[b])
+    # Identical fingerprints are joined directly; the near lookup then runs over
+    # distinct values only (a thousand identical copies would be half a million pairs).
+    first_with_simhash: dict[int, int] = {}
+    for i, copy in enumerate(copies):
+        if copy.simhash is not None:
+            sets.union(first_with_simhash.setdefault(copy.simhash, i), i)
+    representatives = list(first_with_simhash.values())
+    for a, b in near_pairs(copies[i].simhash or 0 for i in representatives):
+        sets.union(representatives[a], representatives[b])
     groups: dict[int, list[int]] = defaultdict(list)
     for i in range(len(copies)):
         groups[sets.find(i)].append(i)
