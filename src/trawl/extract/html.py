@@ -12,6 +12,7 @@ import re
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 from w3lib.encoding import html_to_unicode
 
+from trawl.dedup.simhash import simhash, text_hash
 from trawl.errors import InvalidUrl
 from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
@@ -107,6 +108,8 @@ def parse_html(
         visible_words=visible_words,
         markup_types=tuple(dict.fromkeys(a or b for a, b in _MARKUP_TYPE.findall(text))),
         comment_blocks=len(_COMMENT_BLOCK.findall(text)),
+        text_hash=text_hash(text_of_page),
+        simhash=simhash(text_of_page),
     )
 
 

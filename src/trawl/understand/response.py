@@ -19,7 +19,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from trawl.dedup.simhash import simhash, text_hash
 from trawl.errors import InvalidUrl
 from trawl.extract.dates import page_dates
 from trawl.extract.links import followed
@@ -97,8 +96,8 @@ def understand_page(
         published=dates.published,
         modified=dates.modified,
         modified_source=dates.modified_source,
-        text_hash=text_hash(parsed.text),
-        simhash=simhash(parsed.text),
+        text_hash=parsed.text_hash,
+        simhash=parsed.simhash,
         quality=quality(
             text=parsed.text,
             visible_words=parsed.visible_words,
