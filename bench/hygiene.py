@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import subprocess
@@ -102,18 +103,19 @@ def time_pagerank(n: int) -> tuple[float, npt.NDArray[np.float64]]:
 
 def time_networkx(n: int) -> tuple[float, float, float]:
     """(ours seconds, networkx seconds, largest score difference) on one graph, best of
-    five runs for ours and three for networkx."""
+    six runs for ours and three for networkx."""
     sources, targets = graph(n)
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
     g.add_edges_from((int(s), int(t)) for s, t in zip(sources, targets, strict=True) if s != t)
     # Best of several runs each: two shared cores make any single timing noisy.
     ours_seconds, nx_seconds = float("inf"), float("inf")
-    for _ in range(5):
-        started = time.perf_counter()
-        ours = pagerank(n, sources, targets)
-        ours_seconds = min(ours_seconds, time.perf_counter() - started)
+    # Interleaved, so a burst of load from elsewhere hits both sides alike.
     for _ in range(3):
+        for _ in range(2):
+            started = time.perf_counter()
+            ours = pagerank(n, sources, targets)
+            ours_seconds = min(ours_seconds, time.perf_counter() - started)
         started = time.perf_counter()
         theirs = nx.pagerank(g, alpha=0.85, tol=1e-6)
         nx_seconds = min(nx_seconds, time.perf_counter() - started)
@@ -177,7 +179,8 @@ def main() -> int:
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
         ).stdout.strip()
         machine = (
-            f"Python {platform.python_version()}, numpy {np.__version__}, networkx {nx.__version__}"
+            f"Python {platform.python_version()}, numpy {np.__version__},"
+            f" networkx {nx.__version__}, load average {os.getloadavg()[0]:.1f} at the end"
         )
         section = (
             f"\n## Corpus hygiene, {when}\n\n- commit: {commit}\n- {machine}\n\n"
