@@ -46,11 +46,13 @@ def test_boilerplate_links_missing_title_and_spam_each_cost() -> None:
     assert score(text, links=380) < clean  # almost all inside links
     assert score(text, title=False) < clean
     stuffed = " ".join(["cheap"] * 100 + text.split()[:300])
+    synopsis = "DROP GROUP [ IF EXISTS ] name DROP GROUP is now an alias for DROP ROLE " * 6
+    assert spam_score(synopsis, synopsis.split()) == 0.0
     assert spam_score(stuffed, stuffed.split()) > 0
     assert score(stuffed) < 0.5 * clean
 
 
 def test_shouting_and_exclamations_are_spam() -> None:
-    shouted = "BUY NOW!!! BEST PRICE!!! LIMITED OFFER!!! " * 5 + prose(50)
+    shouted = "BUYING TODAY!!! BEST PRICE!!! LIMITED OFFER!!! " * 8 + prose(50)
     assert spam_score(shouted, shouted.split()) >= 0.6
     assert spam_score(prose(300), prose(300).split()) == 0.0

@@ -10,8 +10,12 @@ A ranking prior with a small weight, and half of eviction's low-value rule
 - link density: words inside links over visible words. High on link farms,
   directory and tag pages;
 - title: a page without a <title> or H1 was rarely made to be read;
-- spam patterns: keyword stuffing (one word over 12% of a text of 50 words or
-  more), shouting (over 30% of words in capitals) and runs of !!! or $$$.
+- spam patterns: keyword stuffing (one word of three letters or more over 12%
+  of a text of 150 words or more), shouting (over 40% of the words of four
+  letters or more in capitals, among at least 20, with exclamation marks) and
+  runs of !!! or $$$. Checked on the PostgreSQL manual: capitals alone are not
+  shouting there (SQL synopses, tables of commands), nor a table of X marks
+  stuffing.
 
     quality = length * (0.3 + 0.7 * (0.25 content + 0.25 (1 - link density)
                                      + 0.2 title + 0.3 (1 - spam)))
@@ -28,8 +32,9 @@ from collections import Counter
 
 LENGTH_FULL = 1_000  # words of main text that count as a full-length page
 STUFFING_SHARE = 0.12
-STUFFING_MIN_WORDS = 50
-SHOUTING_SHARE = 0.3
+STUFFING_MIN_WORDS = 150
+SHOUTING_SHARE = 0.4
+SHOUTING_MIN_WORDS = 20
 _WORD = re.compile(r"[^\W_]+")
 _SHOUTED = re.compile(r"[!?$]{3,}")
 # Words so common that their share says nothing about stuffing.
@@ -65,11 +70,17 @@ def spam_score(text: str, words: list[str]) -> float:
     """[0, 1]: how strongly the text shows spam patterns (0: none)."""
     score = 0.0
     if len(words) >= STUFFING_MIN_WORDS:
-        counts = Counter(w.lower() for w in words if w.lower() not in _STOPWORDS)
+        counts = Counter(
+            w.lower() for w in words if len(w) >= 3 and w.isalpha() and w.lower() not in _STOPWORDS
+        )
         if counts and counts.most_common(1)[0][1] / len(words) > STUFFING_SHARE:
             score += 0.6
-    letters = [w for w in words if w.isalpha() and len(w) > 1]
-    if len(letters) >= 10 and sum(w.isupper() for w in letters) / len(letters) > SHOUTING_SHARE:
+    letters = [w for w in words if w.isalpha() and len(w) >= 4]
+    if (
+        len(letters) >= SHOUTING_MIN_WORDS
+        and text.count("!") >= 3
+        and sum(w.isupper() for w in letters) / len(letters) > SHOUTING_SHARE
+    ):
         score += 0.3
     if len(_SHOUTED.findall(text)) >= 3:
         score += 0.3
