@@ -281,7 +281,7 @@ def explain(
         raise _fail(str(e)) from None
     if record is None:
         raise _fail(f"{wanted} is not in the store")
-    out = Console(highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
     searchable = "yes" if record.searchable else "no"
     out.print(record.url, markup=False)
     out.print(
@@ -300,7 +300,8 @@ def explain(
         out.print(f"  duplicate of {record.duplicate_of}", markup=False)
         out.print(f"  that copy won: {record.canonical_reason}", markup=False)
     elif copies:
-        out.print(f"  canonical of {len(copies)} copies: {record.canonical_reason}", markup=False)
+        n = f"{len(copies)} copies" if len(copies) > 1 else "1 copy"
+        out.print(f"  canonical of {n}: {record.canonical_reason}", markup=False)
         for copy in copies[:10]:
             out.print(f"    {copy}", markup=False)
     for d in record.discussed_on:
