@@ -75,6 +75,10 @@ async def test_url_variants_with_identical_text_collapse_to_one_result(
     assert sorted(copies) == sorted(site.url(v) for v in variants[1:])
     assert record is not None and record.duplicate_of == site.url("/article")
     assert record.indexable and not record.searchable
+    # `trawl index` rebuilds from the store: the copies stay out.
+    rebuilt = trawl("index", "--data", str(settings.data))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert found(settings, "zebrafinch") == [site.url("/article")]
 
 
 async def test_a_mirror_with_small_edits_is_found_across_hosts(
