@@ -103,6 +103,21 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX pages_text_hash ON pages(text_hash);
     CREATE INDEX pages_duplicate_of ON pages(duplicate_of);
     """,
+    # 5: reserved for a migration being written on another branch (service); it
+    # replaces this empty placeholder when it lands.
+    "",
+    # 6: resource checks: the HEAD answer for each image, script, stylesheet...
+    """
+    CREATE TABLE resources (
+        url             TEXT PRIMARY KEY,
+        status          INTEGER NOT NULL,         -- 0: no response, see error
+        content_type    TEXT,
+        content_length  INTEGER,
+        error           TEXT,
+        checked_at      REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX resources_status ON resources(status);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
