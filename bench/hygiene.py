@@ -7,9 +7,10 @@
   which finds the same answers; both must agree on every query.
 - PageRank: a synthetic graph of one million nodes with a skewed in-degree
   (preferential targets), eight links a node; ``trawl.graph.pagerank`` from edge
-  arrays, matrix building included. Target: <= 10 s. Peer: networkx.pagerank on a
-  graph both can run (``--nx-nodes``, default 100k nodes), networkx's graph built
-  beforehand and not timed; the scores must agree.
+  arrays, matrix building included, to an L1 change under 1e-6. Target: <= 10 s.
+  Peer: networkx.pagerank on a graph both can run (``--nx-nodes``, default 100k
+  nodes), networkx's graph built beforehand and not timed, at equal precision
+  (its ``tol`` is per node) and at its default; the scores must agree.
 
     .venv/bin/python bench/hygiene.py [--quick]
 """
@@ -101,26 +102,32 @@ def time_pagerank(n: int) -> tuple[float, npt.NDArray[np.float64]]:
     return best, scores
 
 
-def time_networkx(n: int) -> tuple[float, float, float]:
-    """(ours seconds, networkx seconds, largest score difference) on one graph, best of
-    six runs for ours and three for networkx."""
+def time_networkx(n: int) -> tuple[float, float, float, float, float]:
+    """On one graph: (ours seconds, networkx seconds at our precision, largest score
+    difference, ours at networkx's default stopping rule, networkx at its default).
+    Best of interleaved runs: six for ours, three for networkx."""
     sources, targets = graph(n)
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
     g.add_edges_from((int(s), int(t)) for s, t in zip(sources, targets, strict=True) if s != t)
-    # Best of several runs each: two shared cores make any single timing noisy.
-    ours_seconds, nx_seconds = float("inf"), float("inf")
+    ours_s, nx_s, ours_loose, nx_loose = (float("inf"),) * 4
     # Interleaved, so a burst of load from elsewhere hits both sides alike.
     for _ in range(3):
         for _ in range(2):
             started = time.perf_counter()
-            ours = pagerank(n, sources, targets)
-            ours_seconds = min(ours_seconds, time.perf_counter() - started)
+            ours = pagerank(n, sources, targets)  # L1 change < 1e-6
+            ours_s = min(ours_s, time.perf_counter() - started)
+            started = time.perf_counter()
+            pagerank(n, sources, targets, tol=n * 1e-6)  # networkx's default rule
+            ours_loose = min(ours_loose, time.perf_counter() - started)
         started = time.perf_counter()
-        theirs = nx.pagerank(g, alpha=0.85, tol=1e-6)
-        nx_seconds = min(nx_seconds, time.perf_counter() - started)
+        theirs = nx.pagerank(g, alpha=0.85, tol=1e-6 / n, max_iter=1000)
+        nx_s = min(nx_s, time.perf_counter() - started)
+        started = time.perf_counter()
+        nx.pagerank(g, alpha=0.85)
+        nx_loose = min(nx_loose, time.perf_counter() - started)
     difference = float(np.abs(ours - np.array([theirs[i] for i in range(n)])).max())
-    return ours_seconds, nx_seconds, difference
+    return ours_s, nx_s, difference, ours_loose, nx_loose
 
 
 def simhash_rate() -> float:
@@ -147,7 +154,7 @@ def main() -> int:
 
     build, banded, brute, matches, bulk, pairs = lookups(args.fingerprints, args.queries)
     pr_seconds, scores = time_pagerank(args.nodes)
-    ours, theirs, difference = time_networkx(args.nx_nodes)
+    ours, theirs, difference, ours_loose, theirs_loose = time_networkx(args.nx_nodes)
     fingerprints_per_s = simhash_rate()
     assert abs(scores.sum() - 1) < 1e-9 and MASK63 > 0
 
@@ -159,18 +166,24 @@ def main() -> int:
         f"| the same in bulk (`near_pairs`: each of the {args.fingerprints:,} against all;"
         f" {pairs:,} pairs) | {bulk:,.0f} | brute-force numpy scan {brute:,.1f}"
         f" | {bulk / brute:,.0f}x |\n"
-        f"| PageRank, {args.nx_nodes:,} nodes, {args.nx_nodes * LINKS_PER_NODE:,} links, s"
-        f" | {ours:.3f} | networkx.pagerank {theirs:.2f} | {theirs / ours:.0f}x |\n"
+        f"| PageRank, {args.nx_nodes:,} nodes, {args.nx_nodes * LINKS_PER_NODE:,} links, s,"
+        f" both to an L1 change < 1e-6 | {ours:.3f} | networkx.pagerank {theirs:.2f}"
+        f" | {theirs / ours:.0f}x |\n"
+        f"| the same, both at networkx's default stopping rule (L1 change < n * 1e-6)"
+        f" | {ours_loose:.3f} | networkx.pagerank {theirs_loose:.2f}"
+        f" | {theirs_loose / ours_loose:.0f}x |\n"
         f"| PageRank, {args.nodes:,} nodes, {args.nodes * LINKS_PER_NODE:,} links, s"
         f" | {pr_seconds:.2f} | | |\n"
         f"| SimHash of an 800-word text, pages/s | {fingerprints_per_s:,.0f} | | |"
     )
     verdict = "met" if pr_seconds <= 10 else "NOT met"
     verdict_nx = "met" if theirs / ours >= 50 else "NOT met"
+    verdict_loose = "met" if theirs_loose / ours_loose >= 50 else "NOT met"
     summary = (
         f"Lookups agree with brute force on every sampled query ({matches:.2f} matches a"
         f" query on average). PageRank scores agree with networkx to {difference:.1e}."
-        f" Targets: PageRank at 1M nodes <= 10 s: {verdict}; >= 50x networkx: {verdict_nx}."
+        f" Targets: PageRank at 1M nodes <= 10 s: {verdict}; >= 50x networkx: {verdict_nx}"
+        f" at equal precision, {verdict_loose} at networkx's default stopping rule."
     )
     print(table, summary, sep="\n\n")
     if not args.quick:
