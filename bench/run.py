@@ -19,6 +19,7 @@ SCRIPTS = (
     "render_cost.py",
     "relevance.py",
     "synthetic.py",
+    "hygiene.py",
 )
 
 

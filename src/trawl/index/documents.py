@@ -20,10 +20,12 @@ queries, whatever the language, and the engine only splits on spaces.
     meta        bytes       title, host, lang, modified, joined by U+001F (ranking reads it often)
     text        bytes       the main text, for snippets
     terms       bytes       the page's distinct terms, for the rerank's coverage
+    discussed   bytes       "Discussed on" entries as JSON, shown with the result
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from datetime import UTC
@@ -31,7 +33,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from trawl.analysis.text import fold, language_code, stem_text, words
-from trawl.records import PageRecord
+from trawl.records import Discussion, PageRecord
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
 _WORDS = re.compile(r"[^\W_]+")
@@ -85,10 +87,21 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         "meta": meta.encode("utf-8"),
         "text": record.text.encode("utf-8"),
         "terms": (" " + " ".join(distinct) + " ").encode("utf-8"),
+        "discussed": discussions_field(record.discussed_on).encode("utf-8"),
     }
     if modified is not None:
         fields["modified"] = modified
     return fields
+
+
+def discussions_field(discussions: Sequence[Discussion]) -> str:
+    return json.dumps([[d.host, d.url, d.quote] for d in discussions], ensure_ascii=False)
+
+
+def discussions_from_field(text: str) -> tuple[Discussion, ...]:
+    if not text:
+        return ()
+    return tuple(Discussion(host, url, quote) for host, url, quote in json.loads(text))
 
 
 def url_path_words(path: str) -> list[str]:

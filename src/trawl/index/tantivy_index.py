@@ -24,7 +24,12 @@ import tantivy
 
 from trawl.analysis.text import STEMMED_LANGUAGES
 from trawl.errors import SearchIndexError
-from trawl.index.documents import SEPARATOR, TEXT_FIELDS, index_fields
+from trawl.index.documents import (
+    SEPARATOR,
+    TEXT_FIELDS,
+    discussions_from_field,
+    index_fields,
+)
 from trawl.index.spec import (
     AllOf,
     AnyOf,
@@ -37,9 +42,10 @@ from trawl.index.spec import (
     PlainWord,
     Word,
 )
-from trawl.records import PageRecord
+from trawl.records import Discussion, PageRecord
 
-SCHEMA_VERSION = 3  # 3: terms analysed per language in Python, priors, dates, plain, site
+# 2: anchors; 3: discussed; 4: terms analysed per language in Python, priors, dates, plain, site
+SCHEMA_VERSION = 4
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 _PHRASE_FIELDS = ("title", "headings", "body", "anchors")
@@ -61,7 +67,7 @@ def _schema() -> Any:
     b.add_date_field("modified", stored=False, indexed=True, fast=True)
     b.add_float_field("authority", stored=False, indexed=False, fast=True)
     b.add_float_field("quality", stored=False, indexed=False, fast=True)
-    for name in ("meta", "text", "terms"):
+    for name in ("meta", "text", "terms", "discussed"):
         b.add_bytes_field(name, stored=True, indexed=False)
     return b.build()
 
@@ -147,6 +153,7 @@ class IndexHit:
     authority: float
     quality: float
     score: float  # the engine's BM25F score, or 0 when sorted by date
+    discussed_on: tuple[Discussion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +258,9 @@ class IndexReader:
                     authority=float(auth or 0.0),
                     quality=float(qual or 0.0),
                     score=score,
+                    discussed_on=discussions_from_field(
+                        bytes(doc.get_first("discussed") or b"").decode("utf-8")
+                    ),
                 )
             )
         return hits

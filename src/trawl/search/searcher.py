@@ -170,5 +170,6 @@ def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit
         snippet=mark(fragment, ranges) if fragment else lead(hit.text, settings.snippet_chars),
         score=round(score, 4),
         lang=lang,
+        discussed_on=hit.discussed_on,
         modified=hit.modified,
     )
