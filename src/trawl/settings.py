@@ -96,7 +96,7 @@ class Settings:
         0.1, "Score times 1 + this times the page's authority (0..1).", 0, 100
     )
     quality_weight: float = _setting(
-        0.1, "Score times 1 + this times the page's quality (0..1).", 0, 100
+        0.3, "Score times 1 + this times the page's quality (0..1).", 0, 100
     )
     navigational: int = _setting(
         1,

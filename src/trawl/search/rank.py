@@ -28,7 +28,7 @@ class RankWeights:
     coverage_max_words: int = 6
     exact_bonus: float = 0.5
     authority_weight: float = 0.1
-    quality_weight: float = 0.1
+    quality_weight: float = 0.3
     navigational: int = 1
 
 
