@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("crawl_speed.py", "frontier_memory.py", "extraction.py", "render_cost.py")
+SCRIPTS = (
+    "crawl_speed.py",
+    "frontier_memory.py",
+    "extraction.py",
+    "render_cost.py",
+    "relevance.py",
+    "synthetic.py",
+    "hygiene.py",
+)
 
 
 def main() -> int:
