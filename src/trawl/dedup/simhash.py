@@ -31,8 +31,8 @@ import numpy.typing as npt
 MASK63 = (1 << 63) - 1
 MAX_DISTANCE = 3  # what four bands guarantee to find
 MIN_WORDS = 3  # one trigram at least
+_crc32 = zlib.crc32
 _WORD = re.compile(r"[^\W_]+")
-_BITS = np.arange(64, dtype=np.uint64)
 # Odd 64-bit constants (from splitmix64) that mix three word hashes into one.
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
 _MIX2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -67,20 +67,26 @@ def simhash(text: str) -> int | None:
     tokens = words(text)
     if len(tokens) < MIN_WORDS:
         return None
-    raw = np.fromiter(
-        (zlib.crc32(w.encode("utf-8")) | (len(w) << 32) for w in tokens),
-        dtype=np.uint64,
-        count=len(tokens),
+    # Each distinct word is hashed once (a page repeats most of its words: about
+    # a quarter of the manual's words are distinct on their page); ``slot`` numbers
+    # them in order of first use, and the word hashes are then spread by position.
+    slot: dict[str, int] = {}
+    number = slot.setdefault
+    positions = np.fromiter(
+        (number(w, len(slot)) for w in tokens), dtype=np.intp, count=len(tokens)
     )
-    hashed = _mix(raw)
+    distinct = np.fromiter(
+        (_crc32(w.encode()) | (len(w) << 32) for w in slot), dtype=np.uint64, count=len(slot)
+    )
+    hashed = _mix(distinct)[positions]
     with np.errstate(over="ignore"):
         trigrams = _mix(hashed[:-2] * _MIX1 ^ _rotate(hashed[1:-1], 21) ^ _rotate(hashed[2:], 42))
-    ones = ((trigrams[:, None] >> _BITS) & np.uint64(1)).sum(axis=0)
-    majority = ones * 2 > len(trigrams)
-    value = 0
-    for bit in np.flatnonzero(majority):
-        value |= 1 << int(bit)
-    return value & MASK63
+    # The vote, bit by bit: each hash's eight bytes unpacked into its 64 bits (least
+    # significant first), then counted per bit, and the majority packed back.
+    bits = np.unpackbits(trigrams.astype("<u8", copy=False).view(np.uint8), bitorder="little")
+    ones = bits.reshape(-1, 64).sum(axis=0, dtype=np.int64)
+    majority = np.packbits(ones * 2 > len(trigrams), bitorder="little")
+    return int(majority.view("<u8")[0]) & MASK63
 
 
 def _rotate(values: npt.NDArray[np.uint64], bits: int) -> npt.NDArray[np.uint64]:
