@@ -18,37 +18,19 @@ Only the store's interface is used: this module does no I/O of its own.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from trawl.dedup.clusters import Copy, canonical_verdicts
 from trawl.dedup.simhash import simhash, text_hash
 from trawl.graph.pagerank import authority, pagerank
-from trawl.records import Discussion, PageSignals
+from trawl.records import CorpusPage, PageSignals
 from trawl.store.base import Store
 from trawl.understand.community import discussions
 
 AUTHORITY_STEP = 0.01  # an authority change smaller than this does not re-index a page
 MAX_REDIRECT_HOPS = 5
-
-
-@dataclass(frozen=True, slots=True)
-class _Page:
-    url: str
-    host: str
-    indexable: bool
-    redirect_to: str | None
-    canonical: str | None
-    text_hash: int | None
-    simhash: int | None
-    quality: float
-    community: bool
-    authority: float
-    scored: bool
-    duplicate_of: str | None
-    canonical_reason: str | None
-    discussed_on: tuple[Discussion, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,26 +46,9 @@ class CorpusReport:
 
 def update_signals(store: Store) -> CorpusReport:
     started = time.perf_counter()
-    pages = [
-        _Page(
-            url=r.url,
-            host=r.host,
-            indexable=r.indexable,
-            redirect_to=r.redirect_to,
-            canonical=r.canonical,
-            # Pages saved before fingerprints existed get them here, in memory.
-            text_hash=r.text_hash if r.text_hash is not None else text_hash(r.text),
-            simhash=r.simhash if r.simhash is not None else simhash(r.text),
-            quality=r.quality,
-            community=r.community,
-            authority=r.authority,
-            scored=r.scored,
-            duplicate_of=r.duplicate_of,
-            canonical_reason=r.canonical_reason,
-            discussed_on=r.discussed_on,
-        )
-        for r in store.pages()
-    ]
+    # Pages saved before fingerprints existed get them here, in memory (the store
+    # hands over their text, and only theirs).
+    pages = [p if p.text is None else _fingerprinted(p) for p in store.corpus_pages()]
     position = {p.url: i for i, p in enumerate(pages)}
     redirects = {p.url: p.redirect_to for p in pages if p.redirect_to}
     sources: list[int] = []
@@ -147,6 +112,16 @@ def update_signals(store: Store) -> CorpusReport:
     )
 
 
+def _fingerprinted(page: CorpusPage) -> CorpusPage:
+    text = page.text or ""
+    return replace(
+        page,
+        text_hash=page.text_hash if page.text_hash is not None else text_hash(text),
+        simhash=page.simhash if page.simhash is not None else simhash(text),
+        text=None,
+    )
+
+
 def _resolve(url: str, redirects: dict[str, str]) -> str:
     for _ in range(MAX_REDIRECT_HOPS):
         target = redirects.get(url)
@@ -156,7 +131,7 @@ def _resolve(url: str, redirects: dict[str, str]) -> str:
     return url
 
 
-def _matters(page: _Page, signal: PageSignals) -> bool:
+def _matters(page: CorpusPage, signal: PageSignals) -> bool:
     """Whether the page's index document (if it has one) is out of date."""
     if not page.indexable:
         return False

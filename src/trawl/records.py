@@ -153,6 +153,29 @@ class Discussion:
 
 
 @dataclass(frozen=True, slots=True)
+class CorpusPage:
+    """What the batch step after a crawl reads of one stored page: no body, unless a
+    fingerprint is missing (a page saved before fingerprints existed), so ``text``
+    is None whenever both fingerprints are there."""
+
+    url: str
+    host: str
+    indexable: bool
+    redirect_to: str | None
+    canonical: str | None
+    text_hash: int | None
+    simhash: int | None
+    text: str | None
+    quality: float
+    community: bool
+    authority: float
+    scored: bool
+    duplicate_of: str | None
+    canonical_reason: str | None
+    discussed_on: tuple[Discussion, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PageSignals:
     """What the batch step after a crawl learns about one page from the whole corpus."""
 

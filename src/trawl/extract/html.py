@@ -92,6 +92,7 @@ def parse_html(
         text_of_page = _collapse(body_node.text(separator=""))
     lang = detect_language(html_lang, content_language, text_of_page or title)
     published, published_source, page_modified = markup_dates(text, url)
+    lowered = text.lower()
     return ParsedPage(
         title=title,
         description=description,
@@ -109,11 +110,29 @@ def parse_html(
         published_source=published_source,
         page_modified=page_modified,
         visible_words=visible_words,
-        markup_types=tuple(dict.fromkeys(a or b for a, b in _MARKUP_TYPE.findall(text))),
-        comment_blocks=len(_COMMENT_BLOCK.findall(text)),
+        markup_types=_markup_types(text, lowered),
+        comment_blocks=_comment_blocks(text, lowered),
         text_hash=text_hash(text_of_page),
         simhash=simhash(text_of_page),
     )
+
+
+def _markup_types(text: str, lowered: str) -> tuple[str, ...]:
+    # Most pages carry neither word: a substring search (memchr speed) rules the
+    # pattern out. ``lowered`` is ``text.lower()``; the pattern ignores case, and of
+    # the four non-ASCII letters it would take for ASCII ones (U+0130, U+0131,
+    # U+017F, U+212A: dotted and dotless i, long s, Kelvin sign), none stands for a
+    # letter of "temtype" or "@type", so the check never misses a match.
+    if "temtype" not in lowered and '"@type"' not in lowered:
+        return ()
+    return tuple(dict.fromkeys(a or b for a, b in _MARKUP_TYPE.findall(text)))
+
+
+def _comment_blocks(text: str, lowered: str) -> int:
+    # As in _markup_types: no "comment" or "repl" anywhere, no match.
+    if "comment" not in lowered and "repl" not in lowered:
+        return 0
+    return len(_COMMENT_BLOCK.findall(text))
 
 
 def _detect_encoding(body: bytes) -> str:

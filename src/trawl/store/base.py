@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
 from trawl.records import (
+    CorpusPage,
     CrawlRun,
     CrawlUrl,
     Link,
@@ -91,6 +92,11 @@ class Store(Protocol):
     def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
         """(from URL, to URL, anchor text, nofollow) of every <a>/<area> link between two
         different URLs."""
+        ...
+
+    def corpus_pages(self) -> Iterator[CorpusPage]:
+        """Every stored page, in crawl order, as the batch step reads it: the columns
+        it needs, the body only where a fingerprint is missing."""
         ...
 
     def save_signals(self, signals: Sequence[PageSignals]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from trawl.errors import StoreError
 from trawl.records import (
+    CorpusPage,
     CrawlRun,
     CrawlUrl,
     Discussion,
@@ -318,6 +319,32 @@ class SQLiteStore:
         for source, target, anchor, nofollow in cursor:
             yield source, target, anchor, bool(nofollow)
 
+    def corpus_pages(self) -> Iterator[CorpusPage]:
+        cursor = self._db.execute(
+            "SELECT url, host, indexable, redirect_to, canonical, text_hash, simhash,"
+            " CASE WHEN text_hash IS NULL OR simhash IS NULL THEN body END,"
+            " quality, community, authority, scored, duplicate_of, canonical_reason,"
+            " discussed_on FROM pages ORDER BY id"
+        )
+        for row in cursor:
+            yield CorpusPage(
+                url=row[0],
+                host=row[1],
+                indexable=bool(row[2]),
+                redirect_to=row[3],
+                canonical=row[4],
+                text_hash=row[5],
+                simhash=row[6],
+                text=row[7],
+                quality=row[8],
+                community=bool(row[9]),
+                authority=row[10],
+                scored=bool(row[11]),
+                duplicate_of=row[12],
+                canonical_reason=row[13],
+                discussed_on=_discussions(row[14]),
+            )
+
     def save_signals(self, signals: Sequence[PageSignals]) -> None:
         """Store what the batch step found about each page (authority, duplicates...)."""
         with self._transaction():
@@ -503,8 +530,14 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         scored=bool(row[30]),
         duplicate_of=row[31],
         canonical_reason=row[32],
-        discussed_on=tuple(Discussion(**d) for d in json.loads(row[33])),
+        discussed_on=_discussions(row[33]),
     )
+
+
+def _discussions(stored: str) -> tuple[Discussion, ...]:
+    if stored == "[]":  # nearly every page: no JSON parse
+        return ()
+    return tuple(Discussion(**d) for d in json.loads(stored))
 
 
 def _crawl_run(r: Sequence[Any]) -> CrawlRun:
