@@ -17,6 +17,8 @@ from typing import Any
 
 from trawl.errors import StoreError
 from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, Site
+from trawl.store import shared_sql
+from trawl.store.base import politeness_host
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 _PAGE_COLUMNS = (
@@ -142,11 +144,10 @@ class SQLiteStore:
     # -- frontier -----------------------------------------------------------
 
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None:
+        rows = [(crawl_id, i.url, i.depth, i.source, politeness_host(i.url)) for i in items]
         with self._transaction():
-            self._db.executemany(
-                "INSERT OR IGNORE INTO frontier (crawl_id, url, depth, source) VALUES (?, ?, ?, ?)",
-                [(crawl_id, i.url, i.depth, i.source) for i in items],
-            )
+            self._db.executemany(shared_sql.FRONTIER_ADD, rows)
+            self._db.executemany(shared_sql.HOST_ADD, sorted({(r[4],) for r in rows}))
 
     def frontier_mark(self, crawl_id: int, url: str, state: str, reason: str | None = None) -> None:
         self._mark(crawl_id, url, state, reason)
@@ -175,6 +176,61 @@ class SQLiteStore:
             "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
         )
         return dict(rows)
+
+    # -- the frontier shared by workers ----------------------------------------
+    # Several worker processes on one machine may share a SQLite file: BEGIN
+    # IMMEDIATE takes the write lock before reading, so two claims never interleave.
+
+    def join_crawl(self, start_urls: Sequence[str]) -> int:
+        with self._transaction("IMMEDIATE"):
+            if not start_urls:
+                row = self._db.execute(shared_sql.LATEST_RUNNING).fetchone()
+                if row is None:
+                    raise StoreError("no running crawl to join: give start URLs")
+                return int(row[0])
+            urls = json.dumps(list(start_urls))
+            row = self._db.execute(shared_sql.RUNNING_OF, (urls,)).fetchone()
+            if row is not None:
+                return int(row[0])
+            row = self._db.execute(shared_sql.BEGIN_CRAWL, (time.time(), urls, None)).fetchone()
+            return int(row[0])
+
+    def frontier_claim(
+        self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
+    ) -> CrawlUrl | None:
+        now = time.time()
+        with self._transaction("IMMEDIATE"):
+            row = self._db.execute(
+                shared_sql.CLAIM, (crawl_id, now, now, now, host_concurrency)
+            ).fetchone()
+            if row is None:
+                return None
+            url, depth, source, retries, host, crawl_delay = row
+            self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, url))
+            self._db.execute(shared_sql.BOOK_HOST, (now + max(delay, crawl_delay), host))
+        return CrawlUrl(url, depth, source, retries=retries)
+
+    def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
+        self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
+
+    def frontier_retry(self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float) -> None:
+        with self._transaction("IMMEDIATE"):
+            self._db.execute(shared_sql.RETRY, (item.retries, crawl_id, item.url, owner))
+            self._db.execute(
+                "UPDATE host_slots SET next_time = max(next_time, ?) WHERE host = ?",
+                (time.time() + not_before, politeness_host(item.url)),
+            )
+
+    def frontier_wait(self, crawl_id: int) -> float | None:
+        now = time.time()
+        row = self._db.execute(shared_sql.NEXT_HOST_TIME, (crawl_id, now)).fetchone()
+        return None if row[0] is None else max(0.0, row[0] - now)
+
+    def frontier_active(self, crawl_id: int) -> bool:
+        return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id,)).fetchone()[0])
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds))
 
     # -- pages and links ----------------------------------------------------
 
@@ -300,10 +356,10 @@ class SQLiteStore:
     def close(self) -> None:
         self._db.close()
 
-    def _transaction(self) -> sqlite3.Connection:
+    def _transaction(self, mode: str = "") -> sqlite3.Connection:
         # In autocommit mode the connection's context manager does not open a
         # transaction, so BEGIN explicitly; __exit__ commits or rolls back.
-        self._db.execute("BEGIN")
+        self._db.execute(f"BEGIN {mode}")
         return self._db
 
 
