@@ -7,6 +7,10 @@ and, once the crawl has ended, the lifecycle: the crawl-log row, pruning
 after a complete and healthy run, resuming a run that was cut short.
 Everything else is a stage that does one thing and knows nothing of its
 neighbours. ``trawl index`` reuses the tail: store.pages -> index upsert.
+
+``work`` runs the same stages as one of many workers sharing a store: the
+frontier is the store's (``SharedFrontier``), and no worker writes an index
+(``trawl index`` builds it from the store).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from multiprocessing import get_context
 from urllib.parse import urlsplit
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
-from trawl.crawl.frontier import Frontier
+from trawl.crawl.frontier import CrawlFrontier, Frontier
+from trawl.crawl.shared_frontier import SharedFrontier
 from trawl.extract import language
 from trawl.extract.html import parse_html
 from trawl.extract.links import followed
@@ -123,12 +128,13 @@ class PagePipeline:
     def __init__(
         self,
         store: Store,
-        index: IndexWriter,
+        index: IndexWriter | None,
         crawl_id: int,
         parser: Parser | None = None,
         robots_name: str = "trawlbot",
     ) -> None:
-        """``robots_name``: our product token, which meta tags and X-Robots-Tag may name."""
+        """``robots_name``: our product token, which meta tags and X-Robots-Tag may name.
+        ``index`` None: pages go to the store only (workers; ``trawl index`` follows)."""
         self._parser = parser or Parser(0)
         self._robots_name = robots_name
         self._store = store
@@ -171,6 +177,8 @@ class PagePipeline:
             )
             links = parsed.links
         self._store.save_page(record, links, self._crawl_id)
+        if self._index is None:
+            return follow
         if record.indexable:
             # Anchor text comes when the crawl ends (_link_up): by then every link
             # to the page is known, and each page is looked up once, not twice.
@@ -194,7 +202,8 @@ class PagePipeline:
         if reason.startswith("robots.txt"):
             # Recorded as a page (label Blocked), and so out of the index.
             self._store.save_page(blocked_page(item, time.time()), (), self._crawl_id)
-            self._index.delete(item.url)
+            if self._index is not None:
+                self._index.delete(item.url)
         self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)
 
 
@@ -278,7 +287,7 @@ async def _run(
     start_urls: Sequence[str],
     resume: Sequence[CrawlUrl],
     settings: Settings,
-    frontier: Frontier,
+    frontier: CrawlFrontier,
     pipeline: PagePipeline,
     on_progress: Callable[[CrawlStats], None] | None,
     on_crawler: Callable[[Crawler], None] | None,
@@ -315,6 +324,101 @@ async def _run(
     if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
         return stats, "unhealthy"
     return stats, "complete"
+
+
+async def work(
+    start_urls: Sequence[str],
+    settings: Settings,
+    store: Store,
+    *,
+    owner: str,
+    on_crawler: Callable[[Crawler], None] | None = None,
+    allow: Sequence[Target] = (),
+) -> CrawlOutcome:
+    """Be one worker of a crawl shared through ``store``: join the running crawl of
+    ``start_urls`` (begin it if there is none; no start URLs: the latest running
+    crawl), fetch URLs under leases until no URL is queued or leased anywhere.
+
+    The worker that sees the frontier empty closes the crawl: inlinks, pruning
+    after a healthy run, the crawl-log row (the figures are the store's, over all
+    workers). Several may do so at the end; each step gives the same result twice.
+    """
+    started = time.monotonic()
+    workers = settings.parse_workers
+    parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
+    parser.warm_up()
+    try:
+        crawl_id = store.join_crawl(start_urls)
+        starts = list(start_urls) or next(
+            list(run.start_urls) for run in store.crawls(limit=1000) if run.id == crawl_id
+        )
+        for url in starts:
+            store.add_site(url)
+        pipeline = PagePipeline(store, None, crawl_id, parser, product_token(settings.user_agent))
+        frontier = SharedFrontier(
+            store,
+            crawl_id,
+            owner,
+            delay=settings.delay,
+            host_concurrency=settings.host_concurrency,
+            lease=settings.lease,
+        )
+        stats, outcome = await _run(
+            start_urls=starts,
+            resume=(),
+            settings=settings,
+            frontier=frontier,
+            pipeline=pipeline,
+            on_progress=None,
+            on_crawler=on_crawler,
+            allow=allow,
+        )
+        pruned = 0
+        if outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
+            outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
+    finally:
+        await parser.close()
+    return CrawlOutcome(
+        crawl_id=crawl_id,
+        outcome=outcome,
+        discovered=stats.discovered,
+        fetched=stats.fetched,
+        ok=stats.ok,
+        failed=stats.failed,
+        blocked=stats.blocked,
+        indexed=0,
+        pruned=pruned,
+        seconds=time.monotonic() - started,
+        skipped=dict(stats.skipped),
+        samples=stats.samples,
+    )
+
+
+def _close_shared_crawl(
+    store: Store, crawl_id: int, starts: Sequence[str], stats: CrawlStats, settings: Settings
+) -> tuple[str, int]:
+    """The end of a crawl shared by workers, judged on every worker's results."""
+    counts = store.frontier_counts(crawl_id)
+    ok, failed = counts.get("fetched", 0), counts.get("failed", 0)
+    errors = failed + len(store.server_error_pages(crawl_id))
+    healthy = ok > 0 and errors <= settings.max_error_rate * max(1, ok + failed)
+    hosts = sorted({urlsplit(u).hostname or "" for u in starts})
+    store.count_inlinks(hosts)
+    pruned = 0
+    if healthy:
+        gone = store.unseen_pages(crawl_id, hosts)
+        store.delete_pages(gone)
+        pruned = len(gone)
+    outcome = "complete" if healthy else "unhealthy"
+    store.finish_crawl(
+        crawl_id,
+        pages_ok=ok,
+        pages_failed=failed,
+        outcome=outcome,
+        skipped=stats.skipped,
+        samples=stats.samples,
+    )
+    return outcome, pruned
 
 
 def _link_up(
