@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 
 import psycopg
@@ -95,7 +96,7 @@ def test_two_workers_fetch_each_page_once_and_share_the_host_delay(
     by_worker = Counter(agent for _, _, agent in requests)
     assert len(by_worker) == 2, by_worker  # both worked, so the delay is shared, not private
     times = sorted(when for when, _, _ in requests)
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in pairwise(times)]
     # The slot is booked when a URL is claimed, a moment before the request leaves;
     # two workers each keeping a private delay would land requests together.
     assert min(gaps) >= delay - 0.05, sorted(gaps)[:3]  # clock slack, as in the crawler tests
