@@ -57,7 +57,8 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
             raise SearchIndexError(f"no index at {path}: crawl a site first")
         path.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(_schema(), path=str(path), reuse=True)
-        marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
+        if create:  # a reader writes nothing: search servers open the index read-only
+            marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:
         raise SearchIndexError(f"cannot open index at {path}: {e}") from e

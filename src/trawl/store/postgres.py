@@ -242,15 +242,21 @@ class PostgresStore:
     ) -> CrawlUrl | None:
         with self._conn() as conn:
             now = _now(conn)
-            # SKIP LOCKED: a URL or host another worker is claiming right now is passed
-            # over, not waited for; the host row's lock makes its slot booking atomic.
+            # SKIP LOCKED: a host another worker is claiming right now is passed
+            # over, not waited for; its row's lock makes the slot booking atomic.
+            slot = conn.execute(
+                _pg(shared_sql.CLAIM_HOST) + " FOR UPDATE SKIP LOCKED",
+                (now, crawl_id, now, crawl_id, now, host_concurrency),
+            ).fetchone()
+            if slot is None:
+                return None
+            host, crawl_delay = slot
             row = conn.execute(
-                _pg(shared_sql.CLAIM) + " FOR UPDATE OF f, h SKIP LOCKED",
-                (crawl_id, now, now, now, host_concurrency),
+                _pg(shared_sql.CLAIM_URL) + " FOR UPDATE SKIP LOCKED", (crawl_id, host, now)
             ).fetchone()
             if row is None:
                 return None
-            url, depth, source, retries, host, crawl_delay = row
+            url, depth, source, retries = row
             conn.execute(_pg(shared_sql.LEASE), (owner, now + lease, crawl_id, url))
             conn.execute(_pg(shared_sql.BOOK_HOST), (now + max(delay, crawl_delay), host))
         return CrawlUrl(url, depth, source, retries=retries)
@@ -273,7 +279,7 @@ class PostgresStore:
         return None if row is None or row[0] is None else max(0.0, float(row[0]) - now)
 
     def frontier_active(self, crawl_id: int) -> bool:
-        return bool(self._one(shared_sql.ACTIVE, (crawl_id,))[0])
+        return bool(self._one(shared_sql.ACTIVE, (crawl_id, crawl_id))[0])
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._run(shared_sql.SET_CRAWL_DELAY, (host, seconds))

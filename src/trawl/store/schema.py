@@ -103,7 +103,10 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE frontier ADD COLUMN retries INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE frontier ADD COLUMN lease_owner TEXT;   -- the worker fetching it now
     ALTER TABLE frontier ADD COLUMN lease_until REAL;   -- after this, others may take it
-    CREATE INDEX frontier_host ON frontier(crawl_id, host);
+    CREATE INDEX frontier_free ON frontier(crawl_id, host, depth)
+        WHERE state = 'queued' AND lease_owner IS NULL;
+    CREATE INDEX frontier_leased ON frontier(crawl_id, host, lease_until)
+        WHERE lease_owner IS NOT NULL;
     CREATE TABLE host_slots (
         host         TEXT PRIMARY KEY,
         next_time    REAL NOT NULL DEFAULT 0,  -- when the next request may start

@@ -19,23 +19,33 @@ BEGIN_CRAWL = (
     "INSERT INTO crawls (started_at, start_urls, resumed_from) VALUES (?, ?, ?) RETURNING id"
 )
 
-# A URL is free when queued and not leased, or leased by a worker whose lease ran
-# out: also one already marked done, since a worker that died between saving a
-# page and releasing it may not have admitted the page's links. Its host must be
-# due and have fewer than host_concurrency live leases.
-# Parameters: crawl_id, now, now, now, host_concurrency.
-CLAIM = """
-SELECT f.url, f.depth, f.source, f.retries, f.host, h.crawl_delay
-FROM frontier f JOIN host_slots h ON h.host = f.host
-WHERE f.crawl_id = ?
-  AND (f.state = 'queued' OR f.lease_owner IS NOT NULL)
-  AND (f.lease_until IS NULL OR f.lease_until < ?)
-  AND h.next_time <= ?
-  AND (SELECT count(*) FROM frontier g
-       WHERE g.crawl_id = f.crawl_id AND g.host = f.host AND g.lease_until >= ?) < ?
-ORDER BY h.next_time, f.depth
+# A URL is free when queued and never leased, or leased by a worker whose lease
+# ran out: also one already marked done, since a worker that died between saving
+# a page and releasing it may not have admitted the page's links. (A URL with no
+# lease owner has no lease time either.) Each side has a partial index.
+_FREE = (
+    "((f.state = 'queued' AND f.lease_owner IS NULL)"
+    " OR (f.lease_owner IS NOT NULL AND f.lease_until < ?))"
+)
+# First a host: due, with free work, and fewer than host_concurrency live leases.
+# Locking its row (PostgreSQL) serialises claims on one host, so the slot booked
+# next is the only one. Parameters: now, crawl_id, now, crawl_id, now, host_concurrency.
+CLAIM_HOST = f"""
+SELECT h.host, h.crawl_delay FROM host_slots h
+WHERE h.next_time <= ?
+  AND EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = ? AND f.host = h.host AND {_FREE})
+  AND (SELECT count(*) FROM frontier g WHERE g.crawl_id = ? AND g.host = h.host
+       AND g.lease_owner IS NOT NULL AND g.lease_until >= ?) < ?
+ORDER BY h.next_time
 LIMIT 1
-"""
+"""  # noqa: S608 - constant text only
+# Then the host's shallowest free URL. Parameters: crawl_id, host, now.
+CLAIM_URL = f"""
+SELECT f.url, f.depth, f.source, f.retries FROM frontier f
+WHERE f.crawl_id = ? AND f.host = ? AND {_FREE}
+ORDER BY f.depth
+LIMIT 1
+"""  # noqa: S608 - constant text only
 LEASE = "UPDATE frontier SET lease_owner = ?, lease_until = ? WHERE crawl_id = ? AND url = ?"
 BOOK_HOST = "UPDATE host_slots SET next_time = ? WHERE host = ?"
 RELEASE = (
@@ -47,14 +57,13 @@ RETRY = (
     " WHERE crawl_id = ? AND url = ? AND lease_owner = ?"
 )
 # Parameters: crawl_id, now.
-NEXT_HOST_TIME = """
+NEXT_HOST_TIME = f"""
 SELECT min(h.next_time) FROM host_slots h
-WHERE EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = ? AND f.host = h.host
-              AND f.state = 'queued' AND (f.lease_until IS NULL OR f.lease_until < ?))
-"""
+WHERE EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = ? AND f.host = h.host AND {_FREE})
+"""  # noqa: S608 - constant text only
 ACTIVE = (
-    "SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ?"
-    " AND (state = 'queued' OR lease_owner IS NOT NULL))"
+    "SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND state = 'queued')"
+    " OR EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND lease_owner IS NOT NULL)"
 )
 SET_CRAWL_DELAY = (
     "INSERT INTO host_slots (host, crawl_delay) VALUES (?, ?)"

@@ -200,12 +200,15 @@ class SQLiteStore:
     ) -> CrawlUrl | None:
         now = time.time()
         with self._transaction("IMMEDIATE"):
-            row = self._db.execute(
-                shared_sql.CLAIM, (crawl_id, now, now, now, host_concurrency)
+            slot = self._db.execute(
+                shared_sql.CLAIM_HOST, (now, crawl_id, now, crawl_id, now, host_concurrency)
             ).fetchone()
-            if row is None:
+            if slot is None:
                 return None
-            url, depth, source, retries, host, crawl_delay = row
+            host, crawl_delay = slot
+            url, depth, source, retries = self._db.execute(
+                shared_sql.CLAIM_URL, (crawl_id, host, now)
+            ).fetchone()
             self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, url))
             self._db.execute(shared_sql.BOOK_HOST, (now + max(delay, crawl_delay), host))
         return CrawlUrl(url, depth, source, retries=retries)
@@ -227,7 +230,7 @@ class SQLiteStore:
         return None if row[0] is None else max(0.0, row[0] - now)
 
     def frontier_active(self, crawl_id: int) -> bool:
-        return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id,)).fetchone()[0])
+        return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id, crawl_id)).fetchone()[0])
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds))
