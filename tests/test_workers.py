@@ -81,7 +81,7 @@ def test_two_workers_fetch_each_page_once_and_share_the_host_delay(
     serve: Serve, postgres_url: str, tmp_path: Path
 ) -> None:
     site = linked_site(serve, 24)
-    delay = 0.25
+    delay = 0.4
     options = ("--delay", str(delay), "--host-concurrency", "4", "--concurrency", "4")
     workers = [
         start_worker(postgres_url, site.url("/"), name, *options, cwd=tmp_path)
@@ -97,9 +97,10 @@ def test_two_workers_fetch_each_page_once_and_share_the_host_delay(
     assert len(by_worker) == 2, by_worker  # both worked, so the delay is shared, not private
     times = sorted(when for when, _, _ in requests)
     gaps = [b - a for a, b in pairwise(times)]
-    # The slot is booked when a URL is claimed, a moment before the request leaves;
-    # two workers each keeping a private delay would land requests together.
-    assert min(gaps) >= delay - 0.05, sorted(gaps)[:3]  # clock slack, as in the crawler tests
+    # The slot is booked when a URL is claimed, a moment before the request leaves
+    # (longer when the machine is busy and the worker waits for a core): slack for
+    # that. Two workers each keeping a private delay would land requests together.
+    assert min(gaps) >= delay - 0.15, sorted(gaps)[:3]
     assert all("complete" in out or "fetched" in out for out in outputs)
     store = PostgresStore(postgres_url)
     try:
