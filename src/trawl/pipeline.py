@@ -349,9 +349,8 @@ async def work(
     parser.warm_up()
     try:
         crawl_id = store.join_crawl(start_urls)
-        starts = list(start_urls) or next(
-            list(run.start_urls) for run in store.crawls(limit=1000) if run.id == crawl_id
-        )
+        joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
+        starts = list(start_urls) or (joined[0] if joined else [])
         for url in starts:
             store.add_site(url)
         pipeline = PagePipeline(store, None, crawl_id, parser, product_token(settings.user_agent))
@@ -471,15 +470,21 @@ def _finish(
 
 
 def rebuild_index(store: Store, settings: Settings) -> int:
-    """Rebuild the index from the store's indexable pages; return how many were indexed."""
+    """Rebuild the index from the store's indexable pages; return how many were indexed.
+
+    One commit at the end: a search server reading the index meanwhile answers from
+    the old one until the new one is whole (the writer spills segments to disk as
+    its memory fills, uncommitted), and a rebuild that fails publishes nothing.
+    """
     index = IndexWriter(settings.index_path, fresh=True)
     count = 0
     try:
         for record in store.pages(indexable_only=True):
             index.upsert(record, store.anchors_to(record.url))
             count += 1
-            if index.pending >= COMMIT_EVERY * 10:
-                index.commit()
+    except BaseException:
+        index.rollback()
+        raise
     finally:
         index.close()
     return count

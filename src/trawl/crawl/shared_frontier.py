@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 from trawl.records import CrawlUrl
 
 POLL = 0.25  # seconds between looks when every queued URL is leased to someone
-MIN_WAIT = 0.005
+BUSY = 0.02  # a host is due but was not handed out: its concurrency is used up, or
+# another worker is claiming it this instant; this worker's own releases wake it sooner
 
 
 class LeaseStore(Protocol):
@@ -94,9 +95,7 @@ class SharedFrontier:
             self._seen.add(hash(item.url))
             return item
         wait = self._store.frontier_wait(self._crawl_id)
-        # A host that is due but was not handed out is busy (its concurrency is
-        # used up, or another worker is claiming it): look again shortly.
-        self._wake = now + (POLL if wait is None else min(max(wait, MIN_WAIT), POLL))
+        self._wake = now + (POLL if wait is None else min(max(wait, BUSY), POLL))
         return None
 
     def has_pending(self) -> bool:

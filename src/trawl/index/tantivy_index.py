@@ -92,6 +92,11 @@ class IndexWriter:
             self._writer.commit()
             self.pending = 0
 
+    def rollback(self) -> None:
+        """Drop every change since the last commit."""
+        self._writer.rollback()
+        self.pending = 0
+
     def close(self) -> None:
         self.commit()
         self._writer.wait_merging_threads()
