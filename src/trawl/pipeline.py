@@ -176,7 +176,12 @@ class PagePipeline:
                 record, parsed, result, self._robots_name, item.lastmod
             )
             links = parsed.links
-        self._store.save_page(record, links, self._crawl_id)
+        if self._store.threadsafe:
+            # A network round trip or several (PostgreSQL): waited for in a thread,
+            # so the event loop goes on fetching meanwhile.
+            await asyncio.to_thread(self._store.save_page, record, links, self._crawl_id)
+        else:
+            self._store.save_page(record, links, self._crawl_id)
         if self._index is None:
             return follow
         if record.indexable:

@@ -340,3 +340,13 @@ def test_concurrent_claims_never_share_a_url(open_store: Callable[[], Store]) ->
         t.join(timeout=60)
 
     assert sorted(got) == sorted(urls)
+
+
+def test_sql_functions_the_store_uses_read_alike_on_both(store: Store) -> None:
+    # Store SQL is shared; PostgreSQL gets SQLite's instr() so URL cutting reads the same.
+    row = store._db.execute(  # type: ignore[attr-defined]
+        "SELECT instr(?, '://'), substr(?, instr(?, '://') + 3)",
+        ("https://example.com/a", "https://example.com/a", "https://example.com/a"),
+    ).fetchone()
+
+    assert tuple(row) == (6, "example.com/a")

@@ -24,6 +24,10 @@ from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, Site
 
 
 class Store(Protocol):
+    # Whether methods may run in several threads at once (a connection pool), so
+    # callers may wait for slow ones off the event loop.
+    threadsafe: bool
+
     # -- sites and the crawl log
     def add_site(self, start_url: str) -> None: ...
 

@@ -23,13 +23,54 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from trawl.errors import StoreError
-from trawl.records import PageRecord
+from trawl.records import CrawlUrl, PageRecord
 from trawl.store.schema import SCHEMA_VERSION, postgres_migration
 from trawl.store.sqlite import _PAGE_COLUMNS, SQLiteStore, _page_record
 
 _MIGRATION_LOCK = 0x7472_6177_6C00  # pg_advisory_lock key: one migrating process at a time
 _JOIN_LOCK = 0x7472_6177_6C01  # one worker at a time decides which crawl is running
 _CONNECT_TIMEOUT = 10.0
+_FREE = (
+    "((f.state = 'queued' AND f.lease_owner IS NULL)"
+    " OR (f.lease_owner IS NOT NULL AND f.lease_until < now.t))"
+)
+# shared_sql.CLAIM_HOST, CLAIM_URL, LEASE and BOOK_HOST in one statement. SKIP LOCKED:
+# a host or URL another worker is claiming right now is passed over, not waited
+# for; the host row's lock makes its slot booking atomic.
+_CLAIM = f"""
+WITH now AS (SELECT extract(epoch FROM clock_timestamp())::float8 AS t),
+slot AS (
+    SELECT h.host, h.crawl_delay FROM host_slots h, now
+    WHERE h.next_time <= now.t
+      AND EXISTS (SELECT 1 FROM frontier f
+                  WHERE f.crawl_id = %(crawl)s AND f.host = h.host AND {_FREE})
+      AND (SELECT count(*) FROM frontier g
+           WHERE g.crawl_id = %(crawl)s AND g.host = h.host
+             AND g.lease_owner IS NOT NULL AND g.lease_until >= now.t) < %(limit)s
+    ORDER BY h.next_time
+    LIMIT 1
+    FOR UPDATE OF h SKIP LOCKED
+),
+pick AS (
+    SELECT f.url, f.depth, f.source, f.retries FROM frontier f, slot, now
+    WHERE f.crawl_id = %(crawl)s AND f.host = slot.host AND {_FREE}
+    ORDER BY f.depth
+    LIMIT 1
+    FOR UPDATE OF f SKIP LOCKED
+),
+leased AS (
+    UPDATE frontier SET lease_owner = %(owner)s, lease_until = now.t + %(lease)s
+    FROM pick, now
+    WHERE frontier.crawl_id = %(crawl)s AND frontier.url = pick.url
+    RETURNING frontier.url
+),
+booked AS (
+    UPDATE host_slots SET next_time = now.t + GREATEST(%(delay)s, slot.crawl_delay)
+    FROM slot, now, leased
+    WHERE host_slots.host = slot.host
+)
+SELECT pick.url, pick.depth, pick.source, pick.retries FROM pick, leased
+"""  # noqa: S608 - constant text only
 
 
 @lru_cache(maxsize=512)
@@ -101,7 +142,7 @@ class PooledDatabase:
         if getattr(self._local, "conn", None) is not None:
             yield self  # already inside one: join it
             return
-        with self.connection() as conn:
+        with self.connection() as conn, conn.transaction():
             self._local.conn = conn
             try:
                 yield self
@@ -132,24 +173,47 @@ class PooledDatabase:
 
 
 class PostgresStore(SQLiteStore):
-    # SKIP LOCKED: a host or URL another worker is claiming right now is passed
-    # over, not waited for; the host row's lock makes its slot booking atomic.
-    _LOCK_CLAIMED = " FOR UPDATE SKIP LOCKED"
+    threadsafe = True  # a pooled connection per thread's transaction
 
-    def __init__(self, url: str, *, max_connections: int = 4) -> None:
+    def __init__(self, url: str, *, max_connections: int = 8) -> None:
         # Not SQLiteStore.__init__: no file, another connection.
         where = describe(url)
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
                 migrate(conn)
+            # Autocommit: a lone statement is one round trip, not BEGIN, it and COMMIT;
+            # transactions say BEGIN themselves (``PooledDatabase.transaction``).
             pool: ConnectionPool[Any] = ConnectionPool(
-                url, min_size=1, max_size=max_connections, open=False, name="trawl"
+                url,
+                min_size=1,
+                max_size=max_connections,
+                open=False,
+                name="trawl",
+                kwargs={"autocommit": True},
             )
             pool.open(wait=True, timeout=_CONNECT_TIMEOUT)
         except (psycopg.Error, PoolTimeout) as e:
             raise StoreError(f"cannot open store {where}: {e}") from e
         self._pooled = PooledDatabase(pool, where)
         self._db = self._pooled
+
+    def frontier_claim(
+        self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
+    ) -> CrawlUrl | None:
+        # The same claim as SQLite's, as one statement: one round trip, not seven.
+        params = {
+            "crawl": crawl_id,
+            "owner": owner,
+            "lease": lease,
+            "delay": delay,
+            "limit": host_concurrency,
+        }
+        with self._pooled.connection() as conn:
+            row = conn.execute(_CLAIM, params).fetchone()
+        if row is None:
+            return None
+        url, depth, source, retries = row
+        return CrawlUrl(url, depth, source, retries=retries)
 
     def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
         return self._pooled.transaction()
@@ -163,7 +227,11 @@ class PostgresStore(SQLiteStore):
     def pages(self, *, indexable_only: bool = False) -> Iterator[PageRecord]:
         where = " WHERE indexable = 1" if indexable_only else ""
         # A server-side cursor: pages stream in batches, never all in memory.
-        with self._pooled.connection() as conn, conn.cursor(name="trawl_pages") as cursor:
+        with (
+            self._pooled.connection() as conn,
+            conn.transaction(),
+            conn.cursor(name="trawl_pages") as cursor,
+        ):
             cursor.itersize = 500
             cursor.execute(f"SELECT {_PAGE_COLUMNS} FROM pages{where} ORDER BY id")  # noqa: S608
             for row in cursor:

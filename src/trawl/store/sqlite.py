@@ -74,6 +74,7 @@ class Database(Protocol):
 
 class SQLiteStore:
     _db: Database
+    threadsafe = False  # one connection: one transaction at a time
 
     def __init__(self, path: Path) -> None:
         try:
@@ -233,23 +234,19 @@ class SQLiteStore:
             row = self._db.execute(shared_sql.BEGIN_CRAWL, (time.time(), urls, None)).fetchone()
             return int(row[0])
 
-    _LOCK_CLAIMED = ""  # PostgreSQL: skip rows another worker is claiming
-
     def frontier_claim(
         self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
     ) -> CrawlUrl | None:
         with self._transaction("IMMEDIATE"):
             now = self._now()
             slot = self._db.execute(
-                shared_sql.CLAIM_HOST + self._LOCK_CLAIMED,
+                shared_sql.CLAIM_HOST,
                 (now, crawl_id, now, crawl_id, now, host_concurrency),
             ).fetchone()
             if slot is None:
                 return None
             host, crawl_delay = slot
-            row = self._db.execute(
-                shared_sql.CLAIM_URL + self._LOCK_CLAIMED, (crawl_id, host, now)
-            ).fetchone()
+            row = self._db.execute(shared_sql.CLAIM_URL, (crawl_id, host, now)).fetchone()
             if row is None:
                 return None
             url, depth, source, retries = row
