@@ -158,3 +158,40 @@ class Site:
     host: str
     start_url: str
     enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderCheck:
+    """One HEAD request's answer (``trawl.net.header_check``): the first response only."""
+
+    url: str
+    status: int  # 0 when no HTTP response arrived (shown as 000)
+    location: str | None  # a 3xx's Location, not followed
+    headers: tuple[tuple[str, str], ...]  # lower-cased names, as received
+    error: str | None  # why status is 0
+    elapsed: float  # seconds
+
+    @property
+    def status_text(self) -> str:
+        """The status as the report shows it: 000 for no response."""
+        return f"{self.status:03d}"
+
+    def header(self, name: str) -> str | None:
+        lname = name.lower()
+        return next((v for k, v in self.headers if k == lname), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCheck:
+    """A resource (image, script, stylesheet...) of crawled pages, checked without its body."""
+
+    url: str
+    status: int  # 0: no response, see error
+    content_type: str | None
+    content_length: int | None
+    error: str | None
+    checked_at: float  # wall-clock seconds since the epoch
+
+    @property
+    def broken(self) -> bool:
+        return self.status == 0 or self.status >= 400

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from trawl.errors import StoreError
-from trawl.records import CrawlUrl, Link, PageRecord
+from trawl.records import CrawlUrl, Link, PageRecord, ResourceCheck
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
 from trawl.store.schema import SCHEMA_VERSION
@@ -350,3 +350,30 @@ def test_sql_functions_the_store_uses_read_alike_on_both(store: Store) -> None:
     ).fetchone()
 
     assert tuple(row) == (6, "example.com/a")
+
+
+def test_resources_of_a_crawl_are_checked_and_listed(store: Store) -> None:
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    css = Link("https://example.com/s.css", "", False, "link", "href", "stylesheet", "")
+    img = Link("https://example.com/i.png", "Logo", False, "img", "src", "", "")
+    store.save_page(
+        page("https://example.com/"), [css, img, Link("https://example.com/x", "x")], crawl_id
+    )
+    store.save_page(page("https://example.com/b"), [img], crawl_id)
+
+    urls = store.resource_urls(crawl_id, 10)
+    store.save_resources(
+        [
+            ResourceCheck(urls[0], 200, "text/css", 10, None, 1.0),
+            ResourceCheck(urls[1], 404, None, None, None, 1.0),
+        ]
+    )
+    store.save_resources([ResourceCheck(urls[0], 200, "text/css", 12, None, 2.0)])  # replaces
+
+    assert urls == ["https://example.com/s.css", "https://example.com/i.png"]
+    assert [r.url for r in store.resources(broken_only=True)] == ["https://example.com/i.png"]
+    assert [r.content_length for r in store.resources()] == [None, 12]
+    assert store.resource_pages("https://example.com/i.png") == [
+        "https://example.com/",
+        "https://example.com/b",
+    ]

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, Site
+from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, ResourceCheck, Site
 
 
 class Store(Protocol):
@@ -125,6 +125,25 @@ class Store(Protocol):
     def server_error_pages(self, crawl_id: int) -> list[str]: ...
 
     def delete_pages(self, urls: Sequence[str]) -> None: ...
+
+    # -- resource checks (images, scripts, stylesheets... of crawled pages)
+    def resource_urls(self, crawl_id: int, limit: int) -> list[str]:
+        """Distinct resources used by pages this crawl saved, first found first."""
+        ...
+
+    def save_resources(self, checks: Sequence[ResourceCheck]) -> None:
+        """Upsert by URL: a check replaces the last one."""
+        ...
+
+    def resources(
+        self, *, broken_only: bool = False, limit: int = 100, offset: int = 0
+    ) -> list[ResourceCheck]:
+        """Checked resources by URL; ``broken_only``: status 0 or >= 400."""
+        ...
+
+    def resource_pages(self, url: str, limit: int = 100) -> list[str]:
+        """The pages that use the resource ``url``."""
+        ...
 
     def close(self) -> None: ...
 

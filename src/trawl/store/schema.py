@@ -98,11 +98,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN modified TEXT;
     ALTER TABLE pages ADD COLUMN modified_source TEXT;
     """,
-    # 4, 5, 6: reserved for migrations being written on other branches (hygiene,
-    # service, render); whichever lands first replaces its empty placeholder here.
+    # 4, 5: reserved for migrations being written on other branches (hygiene,
+    # service); whichever lands first replaces its empty placeholder here.
     "",
     "",
-    "",
+    # 6: resource checks: the HEAD answer for each image, script, stylesheet...
+    """
+    CREATE TABLE resources (
+        url             TEXT PRIMARY KEY,
+        status          INTEGER NOT NULL,         -- 0: no response, see error
+        content_type    TEXT,
+        content_length  INTEGER,
+        error           TEXT,
+        checked_at      REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX resources_status ON resources(status);
+    """,
     # 7: workers sharing one store: frontier leases and per-host politeness.
     """
     ALTER TABLE frontier ADD COLUMN host TEXT NOT NULL DEFAULT '';
