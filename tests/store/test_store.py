@@ -377,3 +377,14 @@ def test_resources_of_a_crawl_are_checked_and_listed(store: Store) -> None:
         "https://example.com/",
         "https://example.com/b",
     ]
+
+
+def test_a_crawl_with_live_leases_is_not_marked_interrupted(store: Store) -> None:
+    shared = shared_frontier(store, "https://a.example/1")
+    assert claim(store, shared) is not None  # a worker is at it
+    embedded = store.begin_crawl(["https://b.example/"])  # nobody: it was killed
+
+    assert store.interrupt_running() == 1
+
+    outcomes = {run.id: run.outcome for run in store.crawls()}
+    assert outcomes == {shared: "running", embedded: "interrupted"}

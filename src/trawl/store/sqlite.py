@@ -161,10 +161,13 @@ class SQLiteStore:
         )
 
     def interrupt_running(self) -> int:
-        """Mark runs that never finished (killed) as interrupted; return how many."""
+        """Mark runs that never finished (killed) as interrupted; return how many.
+        A run whose frontier has a live lease has workers at it: it is left alone."""
         cur = self._db.execute(
-            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'",
-            (time.time(),),
+            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'"
+            " AND NOT EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = crawls.id"
+            " AND f.lease_owner IS NOT NULL AND f.lease_until >= ?)",
+            (time.time(), self._now()),
         )
         return cur.rowcount
 
