@@ -388,3 +388,16 @@ def test_a_crawl_with_live_leases_is_not_marked_interrupted(store: Store) -> Non
 
     outcomes = {run.id: run.outcome for run in store.crawls()}
     assert outcomes == {shared: "running", embedded: "interrupted"}
+
+
+def test_sqlite_words_read_alike_on_postgresql(store: Store) -> None:
+    db = store._db  # type: ignore[attr-defined]
+    store.add_site("https://example.com/")
+    db.execute(
+        "INSERT OR IGNORE INTO sites (host, start_url, created_at) VALUES (?, ?, ?)",
+        ("example.com", "https://example.com/again", 1.0),
+    )
+    like = db.execute("SELECT count(*) FROM sites WHERE start_url LIKE ?", ("%EXAMPLE.com/",))
+
+    assert [s.start_url for s in store.sites()] == ["https://example.com/"]
+    assert like.fetchone()[0] == 1  # LIKE ignores ASCII case, as SQLite's does

@@ -12,6 +12,7 @@ and streaming pages through a server-side cursor.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -73,9 +74,19 @@ SELECT pick.url, pick.depth, pick.source, pick.retries FROM pick, leased
 """  # noqa: S608 - constant text only
 
 
+_LIKE = re.compile(r"\bLIKE\b")
+_OR_IGNORE = re.compile(r"^\s*INSERT OR IGNORE INTO\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=512)
 def _pg(sql: str) -> str:
-    """qmark placeholders as psycopg's; a literal percent sign doubled."""
+    """The store's SQL as psycopg wants it: qmark placeholders as ``%s`` (a literal
+    percent sign doubled), and the SQLite words PostgreSQL reads otherwise: LIKE is
+    case-insensitive in SQLite (ILIKE here), INSERT OR IGNORE is ON CONFLICT DO
+    NOTHING."""
+    if _OR_IGNORE.match(sql):
+        sql = _OR_IGNORE.sub("INSERT INTO", sql) + " ON CONFLICT DO NOTHING"
+    sql = _LIKE.sub("ILIKE", sql)
     return sql.replace("%", "%%").replace("?", "%s")
 
 
