@@ -193,3 +193,27 @@ def test_joining_with_no_running_crawl_says_so(postgres_url: str) -> None:
 
     assert result.returncode == 2
     assert "no running crawl to join" in result.stderr
+
+
+def test_a_stopped_worker_hands_its_urls_back_at_once(
+    serve: Serve, postgres_url: str, tmp_path: Path
+) -> None:
+    site = linked_site(serve, 20, response_delay=0.2)
+    options = ("--delay", "0", "--concurrency", "3", "--host-concurrency", "3")
+    first = start_worker(postgres_url, site.url("/"), "first", *options, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while len(page_requests(site)) < 5:
+        assert first.poll() is None and time.monotonic() < deadline, "the worker never got going"
+        time.sleep(0.05)
+    first.send_signal(signal.SIGTERM)  # Ctrl-C or a shutdown: finish what is in flight
+    assert "stopped" in finish(first)
+    with psycopg.connect(postgres_url) as db:
+        leased = db.execute("SELECT count(*) FROM frontier WHERE lease_owner IS NOT NULL")
+        assert leased.fetchone() == (0,)  # nothing left to wait for
+
+    second = start_worker(postgres_url, site.url("/"), "second", *options, cwd=tmp_path)
+    finish(second)
+
+    fetched = Counter(path for _, path, _ in page_requests(site))
+    assert set(fetched) == {"/", *(f"/p{i}" for i in range(20))}
+    assert max(fetched.values()) == 1  # no worker died: nothing fetched twice
