@@ -231,14 +231,15 @@ def resources(
         bool, typer.Option("--broken", help="Only status 000 or >= 400, with their pages.")
     ] = False,
     limit: Annotated[int, typer.Option(min=1, help="Rows to show.")] = 100,
+    store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Show the resources checked after the last crawls (images, scripts, stylesheets...)."""
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data)
-        store = SQLiteStore(settings.sqlite_path)
+        settings = _settings(config, data=data, store=store_location)
+        store = open_store(settings)
     except TrawlError as e:
         raise _fail(str(e)) from None
     try:
