@@ -30,18 +30,17 @@ START_TIMEOUT = 60.0
 def server_binaries() -> Path | None:
     """The folder holding initdb and postgres, or None when PostgreSQL is not installed."""
     pg_config = shutil.which("pg_config")
-    if pg_config is None:
-        return None
-    try:
-        found = subprocess.run(
-            [pg_config, "--bindir"], capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-    except (subprocess.SubprocessError, OSError):
-        return None
-    bindir = Path(found)
-    if (bindir / "initdb").exists() and (bindir / "postgres").exists():
-        return bindir
-    # Debian's pg_config may come from libpq-dev while the server lives elsewhere.
+    if pg_config is not None:
+        try:
+            found = subprocess.run(
+                [pg_config, "--bindir"], capture_output=True, text=True, check=True, timeout=10
+            ).stdout.strip()
+        except (subprocess.SubprocessError, OSError):
+            found = ""
+        bindir = Path(found)
+        if found and (bindir / "initdb").exists() and (bindir / "postgres").exists():
+            return bindir
+    # pg_config may be libpq-dev's, or absent, while Debian's server is installed.
     servers = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     return servers[-1].parent if servers else None
 
