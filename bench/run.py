@@ -18,6 +18,7 @@ SCRIPTS = (
     "frontier_memory.py",
     "extraction.py",
     "render_cost.py",
+    "hygiene.py",
 )
 
 

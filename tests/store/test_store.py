@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from trawl.errors import StoreError
-from trawl.records import CrawlUrl, Link, PageRecord, ResourceCheck
+from trawl.records import CrawlUrl, Discussion, Link, PageRecord, PageSignals, ResourceCheck
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
 from trawl.store.schema import SCHEMA_VERSION
@@ -401,3 +401,36 @@ def test_sqlite_words_read_alike_on_postgresql(store: Store) -> None:
 
     assert [s.start_url for s in store.sites()] == ["https://example.com/"]
     assert like.fetchone()[0] == 1  # LIKE ignores ASCII case, as SQLite's does
+
+
+def test_corpus_signals_and_the_link_graph(store: Store) -> None:
+    big = (1 << 62) + 12345  # 63-bit fingerprints must fit: PostgreSQL INTEGER is BIGINT here
+    store.save_page(
+        page("https://example.com/a", indexable=True, text_hash=big, simhash=big - 1),
+        [Link("https://example.com/b", "to b"), Link("https://example.com/a", "self")],
+    )
+    store.save_page(page("https://example.com/b", indexable=True))
+    store.save_signals(
+        [
+            PageSignals("https://example.com/a", 0.75, True, None, "the only copy"),
+            PageSignals(
+                "https://example.com/b",
+                0.25,
+                True,
+                "https://example.com/a",
+                "lower authority",
+                (Discussion("forum.example", "https://forum.example/t/1", "see a"),),
+            ),
+        ]
+    )
+    store.save_page(page("https://example.com/b", indexable=True))  # keeps the signals
+
+    a, b = store.page("https://example.com/a"), store.page("https://example.com/b")
+    assert a is not None and b is not None
+    assert (a.text_hash, a.simhash, a.authority) == (big, big - 1, 0.75)
+    assert (b.duplicate_of, b.canonical_reason) == ("https://example.com/a", "lower authority")
+    assert b.discussed_on == (Discussion("forum.example", "https://forum.example/t/1", "see a"),)
+    assert store.duplicates_of("https://example.com/a") == ["https://example.com/b"]
+    assert list(store.link_graph()) == [
+        ("https://example.com/a", "https://example.com/b", "to b", False)
+    ]

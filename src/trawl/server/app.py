@@ -38,7 +38,16 @@ def page_json(page: SearchPage) -> dict[str, Any]:
         "page": page.page,
         "per_page": page.per_page,
         "results": [
-            {"url": h.url, "title": h.title, "snippet": h.snippet, "score": h.score, "lang": h.lang}
+            {
+                "url": h.url,
+                "title": h.title,
+                "snippet": h.snippet,
+                "score": h.score,
+                "lang": h.lang,
+                "discussed_on": [
+                    {"host": d.host, "url": d.url, "quote": d.quote} for d in h.discussed_on
+                ],
+            }
             for h in page.hits
         ],
     }

@@ -20,7 +20,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from trawl.records import CrawlRun, CrawlUrl, Link, PageRecord, ResourceCheck, Site
+from trawl.records import (
+    CrawlRun,
+    CrawlUrl,
+    Link,
+    PageRecord,
+    PageSignals,
+    ResourceCheck,
+    Site,
+)
 
 
 class Store(Protocol):
@@ -119,6 +127,21 @@ class Store(Protocol):
     def count_inlinks(self, hosts: Sequence[str]) -> None: ...
 
     def host_language(self, host: str) -> str | None: ...
+
+    # -- corpus hygiene (the batch step after a crawl; trawl.corpus)
+    def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
+        """(from URL, to URL, anchor text, nofollow) of every <a>/<area> link between two
+        different URLs."""
+        ...
+
+    def save_signals(self, signals: Sequence[PageSignals]) -> None:
+        """Set authority, scored, duplicate_of, canonical_reason and discussed_on by URL;
+        ``save_page`` never overwrites these."""
+        ...
+
+    def duplicates_of(self, url: str) -> list[str]:
+        """URLs whose canonical copy is ``url``, in crawl order."""
+        ...
 
     def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]: ...
 

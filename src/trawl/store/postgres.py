@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from trawl.errors import StoreError
 from trawl.records import CrawlUrl, PageRecord
 from trawl.store.schema import SCHEMA_VERSION, postgres_migration
-from trawl.store.sqlite import _PAGE_COLUMNS, SQLiteStore, _page_record
+from trawl.store.sqlite import _SELECT_PAGE, SQLiteStore, _page_record
 
 _MIGRATION_LOCK = 0x7472_6177_6C00  # pg_advisory_lock key: one migrating process at a time
 _JOIN_LOCK = 0x7472_6177_6C01  # one worker at a time decides which crawl is running
@@ -244,7 +244,7 @@ class PostgresStore(SQLiteStore):
             conn.cursor(name="trawl_pages") as cursor,
         ):
             cursor.itersize = 500
-            cursor.execute(f"SELECT {_PAGE_COLUMNS} FROM pages{where} ORDER BY id")  # noqa: S608
+            cursor.execute(f"{_SELECT_PAGE}{where} ORDER BY id")
             for row in cursor:
                 yield _page_record(row)
 

@@ -98,9 +98,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN modified TEXT;
     ALTER TABLE pages ADD COLUMN modified_source TEXT;
     """,
-    # 4, 5: reserved for migrations being written on other branches (hygiene,
-    # service); whichever lands first replaces its empty placeholder here.
-    "",
+    # 4: corpus hygiene: fingerprints, quality, authority, duplicates, discussions.
+    """
+    ALTER TABLE pages ADD COLUMN text_hash INTEGER;      -- 63-bit, fits a signed column
+    ALTER TABLE pages ADD COLUMN simhash INTEGER;        -- 63-bit SimHash of word trigrams
+    ALTER TABLE pages ADD COLUMN quality REAL NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN community INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN authority REAL NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN scored INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN duplicate_of TEXT;      -- the canonical copy's URL
+    ALTER TABLE pages ADD COLUMN canonical_reason TEXT;
+    ALTER TABLE pages ADD COLUMN discussed_on TEXT NOT NULL DEFAULT '[]';  -- JSON list
+    CREATE INDEX pages_text_hash ON pages(text_hash);
+    CREATE INDEX pages_duplicate_of ON pages(duplicate_of);
+    """,
+    # 5: reserved for a migration being written on another branch (service); it
+    # replaces this empty placeholder when it lands.
     "",
     # 6: resource checks: the HEAD answer for each image, script, stylesheet...
     """
