@@ -18,6 +18,8 @@ SCRIPTS = (
     "frontier_memory.py",
     "extraction.py",
     "render_cost.py",
+    "relevance.py",
+    "synthetic.py",
     "hygiene.py",
 )
 
