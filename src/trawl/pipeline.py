@@ -222,9 +222,11 @@ class PagePipeline:
         if self._index is None:
             return follow
         if record.indexable:
-            # Anchor text comes when the crawl ends (_link_up): by then every link
-            # to the page is known, and each page is looked up once, not twice.
-            self._index.upsert(record)
+            # Indexed once, when the crawl ends (_link_up): by then every link to the
+            # page is known (its anchor text) and the batch step has scored it. An
+            # index document made now would be made again then, at the same cost
+            # (stemming its text), for a few minutes of earlier visibility; until
+            # then a page crawled before keeps its previous document.
             self.indexed_urls.append(record.url)
         elif record.status < 500:
             # A page that turned into a redirect, a client error or a file leaves the
@@ -290,9 +292,13 @@ async def crawl(
             max_pending=settings.max_pending,
         )
         resume: list[CrawlUrl] = []
+        carried: list[str] = []
         if previous is not None:
             for url in store.frontier_finished(crawl_id):
                 frontier.mark_seen(url)
+                # What the interrupted run fetched was never indexed (see fetched):
+                # it is, with this run's pages, when this run ends.
+                carried.append(url)
             resume = store.frontier_pending(crawl_id)
         try:
             stats, outcome = await _run(
@@ -322,7 +328,7 @@ async def crawl(
             start_urls=start_urls,
             stats=stats,
             outcome=outcome,
-            indexed_urls=pipeline.indexed_urls,
+            indexed_urls=[*carried, *pipeline.indexed_urls],
         )
     finally:
         await parser.close()
@@ -566,19 +572,21 @@ async def check_external_headers(
 
 def _link_up(store: Store, index: IndexWriter, indexed_urls: Sequence[str]) -> None:
     """The corpus batch step (authority, duplicates, "Discussed on"), then the index
-    brought in line with it: the pages of this crawl are indexed again with the anchor
-    text of every link to them (a page crawled early did not know the links found after
-    it) and their fresh signals; other pages whose signals changed too; duplicates leave."""
+    brought in line with it: the indexable pages of this crawl (and of the run it
+    resumes) are indexed, once, with the anchor text of every link to them and their
+    fresh signals; other pages whose signals changed are indexed again; duplicates
+    leave. A page that is not indexable was dealt with when it was fetched (a server
+    error waits for _finish), so it is left alone here."""
     report = update_signals(store)
     for url in dict.fromkeys([*indexed_urls, *report.changed]):
         record = store.page(url)
-        if record is None or not record.searchable:
+        if record is None or (record.indexable and not record.searchable):
             index.delete(url)
-        else:
+        elif record.searchable:
             index.upsert(record, store.anchors_to(url))
     # No commit every COMMIT_EVERY pages here, only the one when the crawl closes
-    # the index: the pages are already searchable, and a crash now loses only
-    # what the next crawl redoes. Each commit (about 0.1 s) held up the crawl's end.
+    # the index: a crash before it leaves the crawl open, and its resume indexes
+    # what this run fetched. Each commit (about 0.1 s) held up the crawl's end.
 
 
 def _finish(
