@@ -89,6 +89,38 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN modified TEXT;
     ALTER TABLE pages ADD COLUMN modified_source TEXT;
     """,
+    # 4: reserved for near-duplicates and PageRank (another branch).
+    "",
+    # 5: the service: API keys, stored response headers, header checks of external
+    # links, and an index on every column the crawl table sorts by (100k-row reports).
+    """
+    CREATE TABLE api_keys (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL,
+        digest      TEXT NOT NULL UNIQUE,   -- sha256 of the key, never the key itself
+        created_at  REAL NOT NULL,
+        last_used   REAL
+    );
+    CREATE TABLE header_checks (
+        url         TEXT PRIMARY KEY,
+        status      INTEGER NOT NULL,       -- 0: no response (see error)
+        location    TEXT,
+        error       TEXT,
+        headers     TEXT NOT NULL DEFAULT '[]',
+        checked_at  REAL NOT NULL
+    ) WITHOUT ROWID;
+    ALTER TABLE pages ADD COLUMN headers TEXT NOT NULL DEFAULT '[]';  -- JSON [[name, value]]
+    CREATE INDEX pages_status ON pages(status);
+    CREATE INDEX pages_indexability ON pages(indexability);
+    CREATE INDEX pages_title ON pages(title);
+    CREATE INDEX pages_word_count ON pages(word_count);
+    CREATE INDEX pages_depth ON pages(depth);
+    CREATE INDEX pages_inlinks ON pages(inlinks);
+    CREATE INDEX pages_lang ON pages(lang);
+    CREATE INDEX pages_published ON pages(published);
+    CREATE INDEX pages_modified ON pages(modified);
+    CREATE INDEX pages_fetched_at ON pages(fetched_at);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
