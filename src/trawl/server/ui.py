@@ -71,9 +71,8 @@ def home(
     status = 200
     if q.strip():
         try:
-            number = int(page) if page.isdigit() else 0
-            if not 1 <= number <= 1000:
-                raise TrawlError("page must be a number from 1 to 1000")
+            # A hand-edited page number is forgiven: the first page, not an error.
+            number = min(int(page), 1000) if page.isdigit() and int(page) >= 1 else 1
             ctx.limit_search(request)
             typed = _typed_filters(filters)
             result = run_search(ctx, q, page=number, per_page=None, filters=typed, source="web")

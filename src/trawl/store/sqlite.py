@@ -321,7 +321,13 @@ class SQLiteStore:
         with self._transaction():
             if self._db.execute("DELETE FROM sites WHERE host = ?", (host,)).rowcount == 0:
                 return None
-            rows = self._db.execute("DELETE FROM pages WHERE host = ? RETURNING url", (host,))
+            # The site's host carries its port when it has one; pages keep the bare name.
+            prefix = _escape_like(host) + "/%"
+            rows = self._db.execute(
+                "DELETE FROM pages WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'"
+                " RETURNING url",
+                ("http://" + prefix, "https://" + prefix),
+            )
             return [u for (u,) in rows]
 
     # -- API keys -----------------------------------------------------------
@@ -431,13 +437,17 @@ _REPORT_COLUMNS = (
     "url, status, indexability, title, word_count, depth, inlinks, redirect_to, canonical,"
     " lang, published, modified, modified_source, fetched_at, content_type, error"
 )
-# A link is external when its target does not start with its own page's origin.
-# Normalised URLs always carry a path, so "host/" or "host:" ends the host exactly.
+# A link is external when its target's authority (host and port) is not its page's.
+# Normalised URLs always read scheme://authority/..., so "authority/" is cut out by text.
+_PAGE_AUTHORITY = (
+    "substr(substr(p.url, instr(p.url, '://') + 3), 1,"
+    " instr(substr(p.url, instr(p.url, '://') + 3), '/'))"
+)
 _EXTERNAL_FROM = (
     "FROM links l JOIN pages p ON p.id = l.from_page"
     " WHERE l.element IN ('a', 'area') AND l.to_url LIKE ? ESCAPE '\\'"
-    " AND substr(l.to_url, instr(l.to_url, '://') + 3, length(p.host) + 1)"
-    " NOT IN (p.host || '/', p.host || ':')"
+    f" AND substr(l.to_url, instr(l.to_url, '://') + 3, length({_PAGE_AUTHORITY}))"
+    f" != {_PAGE_AUTHORITY}"
 )
 _JOIN_CHECKS = "LEFT JOIN header_checks c ON c.url = l.to_url"
 
