@@ -151,8 +151,8 @@ def admin_routes(client: TestClient) -> list[tuple[str, str]]:
 def test_every_admin_call_without_a_valid_key_is_refused(service: Service) -> None:
     routes = admin_routes(service.client)
     assert len(routes) >= 15
-    for method, path in routes:
-        path = path.replace("{host}", "127.0.0.1")
+    for method, template in routes:
+        path = template.replace("{host}", "127.0.0.1")
         for headers in ({}, {"X-API-Key": "trawl_not-a-key"}, {"Authorization": "Bearer nope"}):
             response = service.client.request(method, path, headers=headers)
             assert response.status_code == 401, (method, path, headers)

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -77,13 +77,13 @@ def set_enabled(ctx: Context, host: str, enabled: bool) -> None:
 
 
 @router.post("/sites/{host}/enable")
-def enable_site(request: Request, host: Annotated[str, Path(max_length=253)]) -> dict[str, Any]:
+def enable_site(request: Request, host: str) -> dict[str, Any]:
     set_enabled(context_of(request), host, True)
     return {"host": host, "enabled": True}
 
 
 @router.post("/sites/{host}/disable")
-def disable_site(request: Request, host: Annotated[str, Path(max_length=253)]) -> dict[str, Any]:
+def disable_site(request: Request, host: str) -> dict[str, Any]:
     set_enabled(context_of(request), host, False)
     return {"host": host, "enabled": False}
 
@@ -107,7 +107,7 @@ def delete_site(ctx: Context, host: str) -> int:
 
 
 @router.delete("/sites/{host}")
-def remove_site(request: Request, host: Annotated[str, Path(max_length=253)]) -> dict[str, Any]:
+def remove_site(request: Request, host: str) -> dict[str, Any]:
     """Delete a site: its pages leave the store and the index."""
     return {"host": host, "deleted_pages": delete_site(context_of(request), host)}
 
