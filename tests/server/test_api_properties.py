@@ -61,7 +61,7 @@ def test_no_request_gets_a_server_error(
             database=None,
             suppress_health_check=list(HealthCheck),
         )
-        def check(case: Case) -> None:
+        def check(case: Case[Any]) -> None:
             response = case.call(headers=key)
             # 501 is the deliberate answer of a feature this build lacks (header checks).
             assert response.status_code < 500 or response.status_code == 501, (
