@@ -4,7 +4,13 @@ service tests (API, property-based run, browser) start from."""
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+import time
 from pathlib import Path
+from typing import Any
+
+import uvicorn
 
 from fixture_sites import Route, SiteServer, html_page
 from trawl.pipeline import crawl
@@ -52,11 +58,18 @@ def service_settings(data: Path, **changes: object) -> Settings:
 
 
 def crawl_site(site: SiteServer, settings: Settings) -> None:
-    store = SQLiteStore(settings.sqlite_path)
-    try:
-        asyncio.run(crawl([site.url("/")], settings, store))
-    finally:
-        store.close()
+    """Crawl ``site`` into the data folder (in a thread of its own: the caller may be
+    inside an event loop, as Playwright's sync API is)."""
+
+    def run() -> None:
+        store = SQLiteStore(settings.sqlite_path)
+        try:
+            asyncio.run(crawl([site.url("/")], settings, store))
+        finally:
+            store.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run).result()
 
 
 def new_key(settings: Settings, name: str = "tests") -> str:
@@ -65,3 +78,26 @@ def new_key(settings: Settings, name: str = "tests") -> str:
         return create_key(store, name)[1]
     finally:
         store.close()
+
+
+class LiveServer:
+    """The app served by a real uvicorn on a loopback port, in a thread."""
+
+    def __init__(self, app: Any) -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(30)
