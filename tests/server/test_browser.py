@@ -152,7 +152,7 @@ def test_report_url_details_and_csv_export(live: Live) -> None:
     with page.expect_download() as download_info:
         page.click("#csv")
     path = download_info.value.path()
-    with open(path, newline="") as f:
+    with Path(path).open(newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["status"] for r in rows] == ["301"]
     assert rows[0]["redirect_to"] == live.site.url("/herons")
