@@ -367,7 +367,10 @@ class SQLiteStore:
             f"SELECT count(*) FROM pages{where}",  # noqa: S608 - placeholders only
             params,
         ).fetchone()[0]
-        order = f"{query.sort} {'DESC' if query.descending else 'ASC'}, url"
+        # Ties broken by rowid, which every index holds: the whole order comes from
+        # the column's index, read forwards or backwards, and LIMIT stops the scan early.
+        direction = "DESC" if query.descending else "ASC"
+        order = f"{query.sort} {direction}, id {direction}"
         rows = self._db.execute(
             f"SELECT {_REPORT_COLUMNS} FROM pages{where} ORDER BY {order}"  # noqa: S608
             " LIMIT ? OFFSET ?",
