@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("crawl_speed.py", "frontier_memory.py", "extraction.py")
+SCRIPTS = ("crawl_speed.py", "frontier_memory.py", "extraction.py", "service.py")
 
 
 def main() -> int:
