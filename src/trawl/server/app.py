@@ -21,12 +21,10 @@ from fastapi.staticfiles import StaticFiles
 
 from trawl import __version__
 from trawl.errors import TrawlError
-from trawl.pipeline import recrawl_sites
 from trawl.server import api_admin, api_search, errors, ui
 from trawl.server.context import Context, HeaderChecker, context_of
 from trawl.server.limits_middleware import RequestLimits
 from trawl.settings import Settings
-from trawl.store.sqlite import SQLiteStore
 
 _HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
@@ -35,18 +33,19 @@ log = logging.getLogger(__name__)
 page_json = api_search.page_json
 
 
-async def _recrawl_forever(settings: Settings) -> None:
-    """Re-crawl every enabled site every ``recrawl_hours``, for as long as the server runs."""
+async def _recrawl_forever(context: Context) -> None:
+    """Re-crawl every enabled site every ``recrawl_hours``, for as long as the server runs,
+    through the crawl manager: the admin page shows its progress, and a crawl
+    started by hand is never run twice at once."""
     while True:
-        await asyncio.sleep(settings.recrawl_hours * 3600)
+        await asyncio.sleep(context.settings.recrawl_hours * 3600)
         try:
-            store = SQLiteStore(settings.sqlite_path)
-            try:
-                await recrawl_sites(settings, store)
-            finally:
-                store.close()
+            with context.store() as store:
+                sites = [s.start_url for s in store.sites() if s.enabled]
+            if sites:
+                context.crawls.start_recrawl(sites)
         except TrawlError as e:  # a crawl already running, a broken store: try next time
-            log.warning("scheduled recrawl failed: %s", e)
+            log.warning("scheduled recrawl skipped: %s", e)
 
 
 def create_app(settings: Settings, header_checker: HeaderChecker | None = None) -> FastAPI:
@@ -56,13 +55,13 @@ def create_app(settings: Settings, header_checker: HeaderChecker | None = None) 
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         tasks = [asyncio.create_task(context.metrics.sample_forever())]
         if settings.recrawl_hours > 0:
-            tasks.append(asyncio.create_task(_recrawl_forever(settings)))
+            tasks.append(asyncio.create_task(_recrawl_forever(context)))
         yield
-        await context.crawls.close()
-        for task in tasks:
+        for task in tasks:  # first, so no scheduled recrawl starts while a crawl stops
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await context.crawls.close()
 
     app = FastAPI(
         title="Trawl",
