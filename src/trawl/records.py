@@ -161,6 +161,27 @@ class Site:
     enabled: bool
 
 
+@dataclass(frozen=True, slots=True)
+class HeaderCheck:
+    """One HEAD request's answer (``trawl.net.header_check``): the first response only."""
+
+    url: str
+    status: int  # 0 when no HTTP response arrived (shown as 000)
+    location: str | None  # a 3xx's Location, not followed
+    headers: tuple[tuple[str, str], ...]  # lower-cased names, as received
+    error: str | None  # why status is 0
+    elapsed: float  # seconds
+
+    @property
+    def status_text(self) -> str:
+        """The status as the report shows it: 000 for no response."""
+        return f"{self.status:03d}"
+
+    def header(self, name: str) -> str | None:
+        lname = name.lower()
+        return next((v for k, v in self.headers if k == lname), None)
+
+
 # -- the SEO report (server/ asks, store/ answers) ---------------------------
 
 # Columns the crawl table can be sorted by; each has an index in the store.
@@ -239,17 +260,6 @@ class ExternalLink:
     location: str | None = None
     error: str | None = None
     checked_at: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class HeaderCheck:
-    """What one header-only request to an external URL found (status 0: none)."""
-
-    url: str
-    status: int
-    location: str | None = None
-    error: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

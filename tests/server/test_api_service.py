@@ -362,7 +362,8 @@ async def head_on_loopback(urls: Sequence[str], _: Settings) -> list[HeaderCheck
     for url in urls:
         request = urllib.request.Request(url, method="HEAD")
         with urllib.request.urlopen(request, timeout=5) as r:  # noqa: ASYNC210
-            checks.append(HeaderCheck(url, r.status, None, None, tuple(r.headers.items())))
+            headers = tuple((k.lower(), v) for k, v in r.headers.items())
+            checks.append(HeaderCheck(url, r.status, None, headers, None, 0.0))
     return checks
 
 
