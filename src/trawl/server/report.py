@@ -13,7 +13,7 @@ from fastapi import Query
 from fastapi.responses import StreamingResponse
 
 from trawl.errors import NotFound
-from trawl.records import REPORT_SORTS, ExternalLink, ReportQuery, ReportRow
+from trawl.records import REPORT_SORTS, ExternalLink, PageRecord, ReportQuery, ReportRow
 from trawl.store.base import Store
 
 MAX_REDIRECT_HOPS = 20
@@ -163,6 +163,20 @@ def page_details(store: Store, url: str) -> dict[str, Any]:
         "links_out": [asdict(link) for link in store.links_from(url)],
         "links_in": [asdict(i) for i in inlinks],
         "links_dropped": record.links_dropped,
-        # Near-duplicate clusters come with the hygiene work; until then, none is known.
-        "duplicate_cluster": getattr(record, "duplicate_cluster", None),
+        "duplicate_cluster": duplicate_cluster(store, record),
     }
+
+
+def duplicate_cluster(store: Store, record: PageRecord) -> dict[str, Any] | None:
+    """The page's cluster of (near-)duplicates, its canonical copy and why that copy won;
+    None when the page has no copies (or the store does not know duplicates yet)."""
+    canonical = getattr(record, "duplicate_of", None) or record.url
+    copies_of = getattr(store, "duplicates_of", None)
+    members = list(copies_of(canonical)) if copies_of is not None else []
+    if canonical == record.url and not members:
+        return None
+    reason = getattr(record, "canonical_reason", None)
+    if canonical != record.url:
+        owner = store.page(canonical)
+        reason = getattr(owner, "canonical_reason", None) or reason
+    return {"canonical": canonical, "members": members, "reason": reason}
