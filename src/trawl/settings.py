@@ -89,7 +89,7 @@ class Settings:
         "600/minute", "Admin API calls one API key may make, as count/second|minute|hour."
     )
     max_request_bytes: int = _setting(
-        65_536, "Largest request body the server accepts; larger ones get a 413.", 1024
+        65_536, "Largest request body the server accepts; larger ones get a 413.", 1
     )
 
     @property
