@@ -60,7 +60,12 @@ def test_no_query_string_gets_a_server_error(client: TestClient, path: str) -> N
 
 @pytest.mark.parametrize("path", ["/admin", "/admin/report", "/admin/metrics"])
 def test_admin_pages_send_strangers_to_the_login(client: TestClient, path: str) -> None:
-    response = client.get(path, cookies={COOKIE: "trawl_nobody"})
+    key = client.cookies[COOKIE]
+    client.cookies.set(COOKIE, "trawl_nobody")
+    try:
+        response = client.get(path)
+    finally:
+        client.cookies.set(COOKIE, key)
     assert response.status_code == 303 and response.headers["location"] == "/admin/login"
 
 
