@@ -12,7 +12,13 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("crawl_speed.py", "frontier_memory.py", "extraction.py", "service.py")
+SCRIPTS = (
+    "crawl_speed.py",
+    "frontier_memory.py",
+    "extraction.py",
+    "render_cost.py",
+    "service.py",
+)
 
 
 def main() -> int:

@@ -25,7 +25,12 @@ ARTICLE_DATES = (
 )
 
 
-def site_routes(external: str = "https://elsewhere.example/page") -> dict[str, Route]:
+# Another host for the site to link to: a private address, so the real header
+# checker refuses it at once (no lookup, no request leaves the machine).
+ELSEWHERE = "http://10.255.255.1:9/page"
+
+
+def site_routes(external: str = ELSEWHERE) -> dict[str, Route]:
     """Home links to articles, a redirect, a missing page, a noindex page and another host."""
     home = (
         "<h1>Heron watching</h1>"

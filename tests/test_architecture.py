@@ -31,6 +31,8 @@ IO_MODULES = (
     "starlette",
     "uvicorn",
     "psycopg",
+    "playwright",
+    "h11",
     "trawl.net",
     "trawl.store",
     "trawl.index",
@@ -42,6 +44,9 @@ IO_MODULES = (
 # Who may import what: a library or package, and the only modules allowed to use it.
 ONLY = {
     "aiohttp": ("trawl.net",),
+    # Chromium is driven from one module; h11 parses only the header checker's answers.
+    "playwright": ("trawl.net.renderer",),
+    "h11": ("trawl.net.header_check",),
     "lxml": ("trawl.sitemaps",),
     "selectolax": ("trawl.extract",),
     "tldextract": ("trawl.urls",),
@@ -112,6 +117,14 @@ def test_libraries_and_packages_stay_behind_their_owners(module: str) -> None:
 def test_crawler_does_not_know_the_later_stages(module: str) -> None:
     bad = {i for i in MODULES[module] if any(within(i, p) for p in CRAWL_MUST_NOT)}
     assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def test_the_renderer_is_loaded_only_for_rendered_crawls() -> None:
+    # Playwright is imported lazily: a crawl without --render never loads it.
+    importers = {m for m, imported in MODULES.items() if "trawl.net.renderer" in imported}
+    assert importers <= {"trawl.pipeline"}
+    pipeline_source = (SRC / "pipeline.py").read_text()
+    assert "\nfrom trawl.net.renderer import" not in pipeline_source
 
 
 def test_search_reads_the_index_only_through_its_reader() -> None:

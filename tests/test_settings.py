@@ -72,6 +72,9 @@ def test_every_setting_has_an_env_variable() -> None:
         if info.name == "data":
             continue
         default = getattr(Settings(), info.name)
+        if isinstance(default, bool):
+            assert getattr(load(env={info.env: "yes"}), info.name) is (not default), info.name
+            continue
         value = "50" if isinstance(default, int | float) else "changed"
         if info.name == "scope":
             value = "site"  # one of a fixed set
@@ -79,6 +82,16 @@ def test_every_setting_has_an_env_variable() -> None:
             value = "0.25"  # a share, at most 1
         s = load(env={info.env: value})
         assert str(getattr(s, info.name)) in {value, "50.0"}, info.name
+
+
+def test_switches_read_words_and_toml_booleans(tmp_path: Path) -> None:
+    for word, expected in [("1", True), ("On", True), ("false", False), (" no ", False)]:
+        assert load(env={"TRAWL_RENDER": word}).render is expected
+    assert load(env={}, config_file=toml(tmp_path, "render = true\n")).render is True
+    with pytest.raises(ConfigError, match="not a valid bool"):
+        load(env={"TRAWL_RENDER": "sometimes"})
+    with pytest.raises(ConfigError, match="not a valid bool"):
+        load(env={}, config_file=toml(tmp_path, "render = 1\n"))
 
 
 def test_toml_file(tmp_path: Path) -> None:

@@ -88,6 +88,10 @@ def crawl(
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Start over even if the last run was cut short.")
     ] = False,
+    render: Annotated[
+        bool | None,
+        typer.Option("--render/--no-render", help="Load HTML pages in headless Chromium."),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Crawl sites from start URLs and index every page found.
@@ -111,6 +115,7 @@ def crawl(
             concurrency=concurrency,
             delay=delay,
             host_concurrency=host_concurrency,
+            render=render,
         )
         allowed = [_host_port(h) for h in allow_host or []]
         store = SQLiteStore(settings.sqlite_path)
@@ -164,6 +169,79 @@ def crawl(
     for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
         example = outcome.samples.get(reason, [""])[0]
         typer.echo(f"  skipped {count:>6}  {reason}" + (f"  e.g. {example}" if example else ""))
+    if outcome.resources_checked:
+        typer.echo(
+            f"  resources checked: {outcome.resources_checked},"
+            f" broken: {outcome.resources_broken} (see `trawl resources --broken`)"
+        )
+
+
+@app.command("check-headers")
+def check_headers(
+    urls: Annotated[list[str], typer.Argument(help="URLs to check with one HEAD request each.")],
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """HEAD each URL once: no redirect followed, public addresses only, six at once.
+
+    Prints status (000: no response), Location and error. Exits 1 when any check failed.
+    """
+    from trawl.pipeline import check_external_headers
+
+    try:
+        settings = _settings(config)
+        allowed = [_host_port(h) for h in allow_host or []]
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    checks = asyncio.run(check_external_headers(urls, settings, allow=allowed))
+    for c in checks:
+        if as_json:
+            fields = {
+                "url": c.url,
+                "status": c.status,
+                "location": c.location,
+                "content_type": c.header("content-type"),
+                "error": c.error,
+                "elapsed": round(c.elapsed, 3),
+            }
+            typer.echo(json.dumps(fields, ensure_ascii=False))
+        else:
+            extra = f" -> {c.location}" if c.location else f"  ({c.error})" if c.error else ""
+            typer.echo(f"{c.status_text}  {c.url}{extra}")
+    if any(c.status == 0 for c in checks):
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def resources(
+    data: DataOpt = None,
+    broken: Annotated[
+        bool, typer.Option("--broken", help="Only status 000 or >= 400, with their pages.")
+    ] = False,
+    limit: Annotated[int, typer.Option(min=1, help="Rows to show.")] = 100,
+    config: ConfigOpt = None,
+) -> None:
+    """Show the resources checked after the last crawls (images, scripts, stylesheets...)."""
+    from trawl.store.sqlite import SQLiteStore
+
+    try:
+        settings = _settings(config, data=data)
+        store = SQLiteStore(settings.sqlite_path)
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    try:
+        for r in store.resources(broken_only=broken, limit=limit):
+            detail = r.error or r.content_type or ""
+            typer.echo(f"{r.status:03d}  {r.url}  {detail}".rstrip())
+            if broken:
+                for page in store.resource_pages(r.url, limit=10):
+                    typer.echo(f"       used on {page}")
+    finally:
+        store.close()
 
 
 def _start_urls(urls: list[str], resume: bool, store: Store) -> list[str]:

@@ -8,6 +8,7 @@
     │   ├── BlockedAddress     the host resolves only to addresses we must not reach
     │   ├── FetchTimeout       connect or read took too long
     │   └── ResponseTooLarge   the declared body is over the byte cap
+    ├── RenderError            Chromium cannot start, or cannot render one page
     ├── SitemapError           a sitemap is malformed, hostile or over a limit
     ├── StoreError             the store cannot be opened or migrated
     ├── SearchIndexError       the index cannot be opened or written
@@ -52,6 +53,10 @@ class BlockedAddress(FetchError):
 
 class FetchTimeout(FetchError):
     """Connecting or reading took longer than the configured timeout."""
+
+
+class RenderError(TrawlError):
+    """Chromium could not start (the crawl stops), or one page could not be rendered."""
 
 
 class SitemapError(TrawlError):

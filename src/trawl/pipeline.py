@@ -12,24 +12,28 @@ neighbours. ``trawl index`` reuses the tail: store.pages -> index upsert.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import get_context
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
+from trawl.errors import InvalidUrl, RenderError
 from trawl.extract import language
 from trawl.extract.html import parse_html
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
-from trawl.records import CrawlUrl, FetchResult, Link, ParsedPage
+from trawl.net.header_check import check_many
+from trawl.records import CrawlUrl, FetchResult, HeaderCheck, Link, ParsedPage, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
@@ -39,7 +43,12 @@ from trawl.understand.response import (
     understand_page,
     understand_response,
 )
-from trawl.urls.identity import host_port
+from trawl.urls.identity import host_port, normalise
+from trawl.urls.safety import unsafe_reason
+from trawl.urls.scope import make_scope
+
+if TYPE_CHECKING:
+    from trawl.net.renderer import Renderer
 
 COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progress searchable
 
@@ -57,6 +66,8 @@ class CrawlOutcome:
     pruned: int
     seconds: float
     resumed_from: int | None = None
+    resources_checked: int = 0
+    resources_broken: int = 0
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
     samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
 
@@ -135,6 +146,7 @@ class PagePipeline:
         self._index = index
         self._crawl_id = crawl_id
         self.indexed_urls: list[str] = []
+        self.renderer: Renderer | None = None  # set for the crawl when --render
 
     @property
     def indexed(self) -> int:
@@ -160,11 +172,17 @@ class PagePipeline:
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()
         if record.indexable:
+            body, content_type = result.body, result.header("content-type")
+            if self.renderer is not None and result.status == 200:
+                try:
+                    body = (await self.renderer.render(item.url, result)).encode()
+                    content_type = "text/html; charset=utf-8"
+                except RenderError as e:
+                    # Extracted from the server's HTML, but labelled: the page the
+                    # browser would show is unknown.
+                    record = replace(record, error=str(e))
             parsed = await self._parser.parse(
-                result.body,
-                item.url,
-                result.header("content-type"),
-                result.header("content-language"),
+                body, item.url, content_type, result.header("content-language")
             )
             record, follow = understand_page(
                 record, parsed, result, self._robots_name, item.lastmod
@@ -239,17 +257,28 @@ async def crawl(
             for url in store.frontier_finished(crawl_id):
                 frontier.mark_seen(url)
             resume = store.frontier_pending(crawl_id)
-        stats, outcome = await _run(
-            start_urls=start_urls,
-            resume=resume,
-            settings=settings,
-            frontier=frontier,
-            pipeline=pipeline,
-            on_progress=on_progress,
-            on_crawler=on_crawler,
-            allow=allow,
-        )
+        try:
+            stats, outcome = await _run(
+                start_urls=start_urls,
+                resume=resume,
+                settings=settings,
+                frontier=frontier,
+                pipeline=pipeline,
+                on_progress=on_progress,
+                on_crawler=on_crawler,
+                allow=allow,
+            )
+        except RenderError:
+            # Chromium would not start, so no request was made: a failed run, not
+            # one to resume.
+            store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
+            raise
         _link_up(store, index, pipeline.indexed_urls, start_urls)
+        resources: list[ResourceCheck] = []
+        if settings.resource_checks > 0 and outcome != "stopped":
+            resources = await check_resources(
+                store, crawl_id, settings, _allowed(start_urls, allow)
+            )
         pruned = _finish(
             store, index, crawl_id, start_urls=start_urls, stats=stats, outcome=outcome
         )
@@ -270,6 +299,8 @@ async def crawl(
         resumed_from=previous.id if previous else None,
         skipped=dict(stats.skipped),
         samples=stats.samples,
+        resources_checked=len(resources),
+        resources_broken=sum(r.broken for r in resources),
     )
 
 
@@ -294,19 +325,25 @@ async def _run(
         robots_max_bytes=settings.robots_max_bytes,
         scope=settings.scope,
     )
-    # The user named these exact targets, so they may be private (tests, intranets).
-    allowed = frozenset(host_port(u) for u in start_urls) | frozenset(allow)
-    async with Fetcher(
-        user_agent=settings.user_agent,
-        timeout=settings.timeout,
-        concurrency=settings.concurrency,
-        host_concurrency=settings.host_concurrency,
-        allowed=allowed,
-    ) as fetcher:
+    async with (
+        Fetcher(
+            user_agent=settings.user_agent,
+            timeout=settings.timeout,
+            concurrency=settings.concurrency,
+            host_concurrency=settings.host_concurrency,
+            allowed=_allowed(start_urls, allow),
+        ) as fetcher,
+        _renderer(settings, fetcher, start_urls) as renderer,
+    ):
+        pipeline.renderer = renderer
         crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
         if on_crawler is not None:
             on_crawler(crawler)
         stats = await crawler.run(start_urls, resume)
+        pipeline.renderer = None
+    if renderer is not None:
+        for reason, count in renderer.refused.items():
+            stats.skipped[f"browser request refused: {reason}"] += count
     if crawler.stop_requested:
         return stats, "stopped"
     if stats.hit_page_cap:
@@ -315,6 +352,80 @@ async def _run(
     if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
         return stats, "unhealthy"
     return stats, "complete"
+
+
+def _allowed(start_urls: Sequence[str], allow: Sequence[Target]) -> frozenset[Target]:
+    # The user named these exact targets, so they may be private (tests, intranets).
+    return frozenset(host_port(u) for u in start_urls) | frozenset(allow)
+
+
+@contextlib.asynccontextmanager
+async def _renderer(
+    settings: Settings, fetcher: Fetcher, start_urls: Sequence[str]
+) -> AsyncIterator[Renderer | None]:
+    """Chromium for the crawl when ``settings.render``; started before the first request,
+    so a browser that cannot start stops the crawl before it begins."""
+    if not settings.render:
+        yield None
+        return
+    from trawl.net.renderer import Renderer  # noqa: PLC0415 - Playwright only when rendering
+
+    scopes = [make_scope(settings.scope, u) for u in start_urls]
+
+    def permits(url: str) -> str | None:
+        """The crawl's own rules for a request the page's scripts make."""
+        try:
+            identity = normalise(url)
+        except InvalidUrl:
+            return "invalid URL"
+        if not any(s.contains(identity) for s in scopes):
+            return "out of scope"
+        reason = unsafe_reason(url)
+        return None if reason is None else f"unsafe URL: {reason}"
+
+    async with Renderer(
+        fetcher,
+        permits,
+        executable=settings.chromium,
+        user_agent=settings.user_agent,
+        timeout=settings.render_timeout,
+        workers=settings.render_workers,
+        max_bytes=settings.max_bytes,
+    ) as renderer:
+        yield renderer
+
+
+async def check_resources(
+    store: Store, crawl_id: int, settings: Settings, allowed: frozenset[Target]
+) -> list[ResourceCheck]:
+    """HEAD the resources (images, scripts, stylesheets...) the crawl's pages use, at most
+    ``settings.resource_checks`` of them, and store the answers."""
+    urls = store.resource_urls(crawl_id, settings.resource_checks)
+    checks = await check_many(urls, user_agent=settings.user_agent, allowed=allowed)
+    resources = [_resource(c) for c in checks]
+    store.save_resources(resources)
+    return resources
+
+
+def _resource(check: HeaderCheck) -> ResourceCheck:
+    length = check.header("content-length")
+    return ResourceCheck(
+        url=check.url,
+        status=check.status,
+        content_type=check.header("content-type"),
+        content_length=int(length) if length and length.isdigit() else None,
+        error=check.error,
+        checked_at=time.time(),
+    )
+
+
+async def check_external_headers(
+    urls: Sequence[str], settings: Settings, *, allow: Sequence[Target] = ()
+) -> list[HeaderCheck]:
+    """The report's "Check headers" action: HEAD each URL under seed 003's rules
+    (``trawl.net.header_check``), six at once, in the order given. Private
+    addresses are refused unless their exact host:port is in ``allow``."""
+    return await check_many(urls, user_agent=settings.user_agent, allowed=frozenset(allow))
 
 
 def _link_up(

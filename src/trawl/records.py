@@ -268,3 +268,19 @@ class ApiKey:
     name: str
     created_at: float
     last_used: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCheck:
+    """A resource (image, script, stylesheet...) of crawled pages, checked without its body."""
+
+    url: str
+    status: int  # 0: no response, see error
+    content_type: str | None
+    content_length: int | None
+    error: str | None
+    checked_at: float  # wall-clock seconds since the epoch
+
+    @property
+    def broken(self) -> bool:
+        return self.status == 0 or self.status >= 400

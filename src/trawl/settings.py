@@ -22,6 +22,8 @@ from trawl.errors import ConfigError
 ENV_PREFIX = "TRAWL_"
 SCOPES = ("host", "site", "web")
 CONFIG_FILE = "trawl.toml"
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 def _setting(
@@ -80,6 +82,19 @@ class Settings:
     recrawl_hours: float = _setting(
         0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."
     )
+    resource_checks: int = _setting(
+        500,
+        "Resources (images, scripts, stylesheets...) of crawled pages checked with HEAD"
+        " after a crawl, at most; 0: no resource checks.",
+    )
+    render: bool = _setting(
+        False, "Load HTML pages in headless Chromium and extract from the rendered DOM."
+    )
+    render_timeout: float = _setting(
+        10.0, "Seconds one rendered page may take; then its browser context is replaced.", 0.1
+    )
+    render_workers: int = _setting(2, "Pages rendered in Chromium at once.", 1, 64)
+    chromium: str = _setting("/usr/bin/chromium", "The Chromium executable used to render pages.")
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
     search_rate_limit: str = _setting(
@@ -194,6 +209,13 @@ def _convert(name: str, value: Any, default: Any) -> Any:
         if not isinstance(value, str | Path):
             raise wrong
         return Path(value)
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower() if isinstance(value, str) else None
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise wrong
     if isinstance(value, bool):
         raise wrong
     try:

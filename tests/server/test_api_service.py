@@ -15,10 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from fixture_sites import SiteServer, html_page
-from service_fixtures import crawl_site, new_key, service_settings, site_routes
+from service_fixtures import ELSEWHERE, crawl_site, new_key, service_settings, site_routes
 from trawl.records import HeaderCheck
 from trawl.server.app import create_app
-from trawl.server.context import HeaderChecker
 from trawl.settings import Settings
 
 Serve = Callable[..., SiteServer]
@@ -37,13 +36,16 @@ class Service:
 
 
 def _service(
-    serve: Serve, tmp_path: Path, checker: HeaderChecker | None = None, **settings: object
+    serve: Serve,
+    tmp_path: Path,
+    app_options: dict[str, Any] | None = None,
+    **settings: object,
 ) -> Iterator[Service]:
     site = serve(site_routes())
     config = service_settings(tmp_path, **settings)
     crawl_site(site, config)
     key = new_key(config)
-    with TestClient(create_app(config, checker)) as client:
+    with TestClient(create_app(config, **(app_options or {}))) as client:
         yield Service(client, key, site, config)
 
 
@@ -341,18 +343,28 @@ def test_url_details(service: Service) -> None:
     assert list(csv.reader(io.StringIO(inbound.text)))[1][0] == service.site.url("/")
 
 
-def test_external_links_and_header_checks_without_a_checker(service: Service) -> None:
+def test_external_links_and_the_real_header_checker(service: Service) -> None:
     answer = service.admin("GET", "/api/admin/report/external").json()
     assert answer["total"] == 1
     row = answer["rows"][0]
-    assert row["url"] == "https://elsewhere.example/page" and row["status"] is None
+    assert row["url"] == ELSEWHERE and row["status"] is None  # never checked yet
     assert row["example_source"] == service.site.url("/") and row["sources"] == 1
+
     response = service.admin("POST", "/api/admin/report/external/check")
-    assert response.status_code == 501 and "not part of this build" in response.json()["error"]
+    assert response.json() == {"checked": 1}
+    row = service.admin("GET", "/api/admin/report/external").json()["rows"][0]
+    # A private address: refused by the checker's public-only rule, so no response (000).
+    assert row["status"] == 0 and row["error"] and row["checked_at"] is not None
     csv_rows = list(csv.DictReader(io.StringIO(
         service.admin("GET", "/api/admin/report/external.csv").text
     )))  # fmt: skip
-    assert [r["url"] for r in csv_rows] == ["https://elsewhere.example/page"]
+    assert [(r["url"], r["status"]) for r in csv_rows] == [(ELSEWHERE, "0")]
+
+
+def test_without_a_header_checker_the_action_is_501(serve: Serve, tmp_path: Path) -> None:
+    for service in _service(serve, tmp_path, {"header_checker": None}):
+        response = service.admin("POST", "/api/admin/report/external/check")
+        assert response.status_code == 501 and "not part of this build" in response.json()["error"]
 
 
 async def head_on_loopback(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 
 from trawl import __version__
 from trawl.errors import TrawlError
+from trawl.pipeline import check_external_headers
 from trawl.server import api_admin, api_search, errors, ui
 from trawl.server.context import Context, HeaderChecker, context_of
 from trawl.server.limits_middleware import RequestLimits
@@ -48,7 +49,10 @@ async def _recrawl_forever(context: Context) -> None:
             log.warning("scheduled recrawl skipped: %s", e)
 
 
-def create_app(settings: Settings, header_checker: HeaderChecker | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, header_checker: HeaderChecker | None = check_external_headers
+) -> FastAPI:
+    """The app; ``header_checker`` answers "Check headers" (None: not offered)."""
     context = Context(settings, header_checker)
 
     @asynccontextmanager

@@ -20,8 +20,8 @@ from trawl.settings import Settings
 from trawl.store.base import Store
 from trawl.store.sqlite import SQLiteStore
 
-# Checks external URLs with header-only requests (seed 003's rules); None until
-# the checker is part of this build.
+# Checks external URLs with header-only requests under seed 003's rules
+# (trawl.pipeline.check_external_headers, by default).
 HeaderChecker = Callable[[Sequence[str], Settings], Awaitable[list[HeaderCheck]]]
 
 

@@ -26,6 +26,7 @@ from trawl.records import (
     PageRecord,
     ReportQuery,
     ReportRow,
+    ResourceCheck,
     Site,
 )
 
@@ -121,5 +122,24 @@ class Store(Protocol):
     def save_header_checks(self, checks: Sequence[HeaderCheck]) -> None: ...
 
     def status_counts(self) -> dict[int, int]: ...
+
+    # -- resource checks (images, scripts, stylesheets... of crawled pages)
+    def resource_urls(self, crawl_id: int, limit: int) -> list[str]:
+        """Distinct resources used by pages this crawl saved, first found first."""
+        ...
+
+    def save_resources(self, checks: Sequence[ResourceCheck]) -> None:
+        """Upsert by URL: a check replaces the last one."""
+        ...
+
+    def resources(
+        self, *, broken_only: bool = False, limit: int = 100, offset: int = 0
+    ) -> list[ResourceCheck]:
+        """Checked resources by URL; ``broken_only``: status 0 or >= 400."""
+        ...
+
+    def resource_pages(self, url: str, limit: int = 100) -> list[str]:
+        """The pages that use the resource ``url``."""
+        ...
 
     def close(self) -> None: ...

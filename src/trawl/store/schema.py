@@ -89,7 +89,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN modified TEXT;
     ALTER TABLE pages ADD COLUMN modified_source TEXT;
     """,
-    # 4: reserved for near-duplicates and PageRank (another branch).
+    # 4: reserved for near-duplicates and PageRank (the hygiene branch replaces it).
     "",
     # 5: the service: API keys, stored response headers, header checks of external
     # links, and an index on every column the crawl table sorts by (100k-row reports).
@@ -120,6 +120,18 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX pages_published ON pages(published);
     CREATE INDEX pages_modified ON pages(modified);
     CREATE INDEX pages_fetched_at ON pages(fetched_at);
+    """,
+    # 6: resource checks: the HEAD answer for each image, script, stylesheet...
+    """
+    CREATE TABLE resources (
+        url             TEXT PRIMARY KEY,
+        status          INTEGER NOT NULL,         -- 0: no response, see error
+        content_type    TEXT,
+        content_length  INTEGER,
+        error           TEXT,
+        checked_at      REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX resources_status ON resources(status);
     """,
 )
 

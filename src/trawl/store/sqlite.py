@@ -28,6 +28,7 @@ from trawl.records import (
     PageRecord,
     ReportQuery,
     ReportRow,
+    ResourceCheck,
     Site,
 )
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -51,6 +52,17 @@ _UPSERT_PAGE = (
     + " RETURNING id"
 )
 RESUMABLE = ("interrupted", "stopped")
+# Which link occurrences are resources worth a header check: every URL-bearing
+# element but anchors, and <link> only with a rel that makes the browser load it
+# (not canonical, alternate, next...). Constant SQL, no input in it.
+_LOADED_RELS = ("stylesheet", "icon", "apple-touch-icon", "manifest", "preload", "modulepreload")
+_RESOURCE_OCCURRENCE = (
+    "(l.element IN ('img', 'script', 'source', 'video', 'audio', 'track', 'embed', 'object',"
+    " 'iframe', 'frame') OR (l.element = 'link' AND ("
+    + " OR ".join(f"(' ' || l.rel || ' ') LIKE '% {rel} %'" for rel in _LOADED_RELS)
+    + ")))"
+)
+_RESOURCE_COLUMNS = "url, status, content_type, content_length, error, checked_at"
 
 
 class SQLiteStore:
@@ -422,9 +434,53 @@ class SQLiteStore:
                 ],
             )
 
+    # -- resource checks ----------------------------------------------------
+
+    def resource_urls(self, crawl_id: int, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT l.to_url FROM links l JOIN pages p ON p.id = l.from_page"  # noqa: S608
+            f" WHERE p.crawl_id = ? AND {_RESOURCE_OCCURRENCE}"
+            " GROUP BY l.to_url ORDER BY min(l.rowid) LIMIT ?",
+            (crawl_id, limit),
+        )
+        return [u for (u,) in rows]
+
+    def save_resources(self, checks: Sequence[ResourceCheck]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                f"INSERT INTO resources ({_RESOURCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"  # noqa: S608
+                " ON CONFLICT(url) DO UPDATE SET status = excluded.status,"
+                " content_type = excluded.content_type,"
+                " content_length = excluded.content_length, error = excluded.error,"
+                " checked_at = excluded.checked_at",
+                [
+                    (c.url, c.status, c.content_type, c.content_length, c.error, c.checked_at)
+                    for c in checks
+                ],
+            )
+
     def status_counts(self) -> dict[int, int]:
         rows = self._db.execute("SELECT status, count(*) FROM pages GROUP BY status")
         return {int(s): int(n) for s, n in rows}
+
+    def resources(
+        self, *, broken_only: bool = False, limit: int = 100, offset: int = 0
+    ) -> list[ResourceCheck]:
+        where = " WHERE status = 0 OR status >= 400" if broken_only else ""
+        rows = self._db.execute(
+            f"SELECT {_RESOURCE_COLUMNS} FROM resources{where}"  # noqa: S608 - constants
+            " ORDER BY url LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [ResourceCheck(*row) for row in rows]
+
+    def resource_pages(self, url: str, limit: int = 100) -> list[str]:
+        rows = self._db.execute(
+            "SELECT DISTINCT p.url FROM links l JOIN pages p ON p.id = l.from_page"
+            " WHERE l.to_url = ? AND l.element NOT IN ('a', 'area') ORDER BY p.url LIMIT ?",
+            (url, limit),
+        )
+        return [u for (u,) in rows]
 
     def close(self) -> None:
         self._db.close()

@@ -1,0 +1,296 @@
+"""Rendered crawling: an HTML page loaded in headless Chromium, its DOM handed back.
+
+The only module that imports Playwright. The crawler still fetches each page
+itself (robots.txt, caps, status, redirects); the renderer takes that
+response and lets Chromium run the page's JavaScript on it:
+
+- the document request is answered with the body the crawler already has,
+  so the page is not requested twice;
+- every other request the page makes (scripts, images, XHR, frames) is routed
+  through ``permits`` (scope, unsafe URLs: the pipeline's rules) and, when
+  allowed, fetched by our own ``Fetcher``: the SSRF-checked resolver, the
+  byte cap, no cookies. Chromium itself never reaches the network; requests
+  other than GET and HEAD, WebSockets and anything a route misses are refused
+  (a dead proxy catches the last kind);
+- each page gets a fresh browser context (no cookies, storage or cache from
+  the page before) and one deadline, ``timeout``, for loading, settling and
+  reading the DOM. A page that overruns it has its context closed; when even
+  closing fails the whole browser is replaced, so one hung page cannot hold
+  the crawl.
+
+Chromium is Debian's (``/usr/bin/chromium``); Playwright's bundled browser
+download is not used. ``launch`` gives every browser a fresh temporary profile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from types import TracebackType
+from urllib.parse import urljoin
+
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    Playwright,
+    Request,
+    Route,
+    WebSocketRoute,
+    async_playwright,
+)
+from playwright.async_api import Error as PlaywrightError
+
+from trawl.errors import FetchError, RenderError
+from trawl.net.fetcher import Fetcher
+from trawl.records import FetchResult
+
+log = logging.getLogger(__name__)
+
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--dns-prefetch-disable",
+    "--mute-audio",
+    # Every page request is answered through a route. Anything Chromium would
+    # still send on its own goes to a proxy that does not exist, loopback included.
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+SETTLE = 1.0  # seconds at most to wait, after "load", for the page's requests to stop
+QUIET = 0.15  # seconds with no request in flight that count as settled
+MAX_SUBREQUESTS = 200  # per page; the rest are refused
+MAX_REDIRECTS = 20  # followed per subrequest (seed 003)
+CLOSE_DEADLINE = 5.0
+# Not handed back to Chromium: the body is already decoded and its length known,
+# and a rendered page keeps no cookies.
+_DROPPED_HEADERS = frozenset(
+    {"content-encoding", "content-length", "transfer-encoding", "set-cookie", "connection"}
+)
+
+
+class Renderer:
+    """``async with Renderer(...) as r: html = await r.render(url, response)``."""
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        permits: Callable[[str], str | None],
+        *,
+        executable: str,
+        user_agent: str,
+        timeout: float,
+        workers: int,
+        max_bytes: int,
+    ) -> None:
+        """``permits(url)`` gives the reason a subrequest is refused, or None."""
+        self._fetcher = fetcher
+        self._permits = permits
+        self._executable = executable
+        self._user_agent = user_agent
+        self._timeout = timeout
+        self._max_bytes = max_bytes
+        self._gate = asyncio.Semaphore(workers)
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self.refused: dict[str, int] = {}  # reason -> subrequests refused
+        self.timeouts = 0  # pages whose context was dropped at the deadline
+        self.restarts = 0  # browsers replaced because a context would not close
+
+    async def __aenter__(self) -> Renderer:
+        try:
+            self._playwright = await async_playwright().start()
+            self._browser = await self._launch()
+        except PlaywrightError as e:
+            await self.__aexit__(None, None, None)
+            raise RenderError(f"cannot start Chromium at {self._executable}: {e.message}") from e
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._browser is not None:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(self._browser.close(), CLOSE_DEADLINE)
+            self._browser = None
+        if self._playwright is not None:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(self._playwright.stop(), CLOSE_DEADLINE)
+            self._playwright = None
+
+    async def _launch(self) -> Browser:
+        assert self._playwright is not None
+        return await self._playwright.chromium.launch(
+            executable_path=self._executable,
+            headless=True,
+            args=list(CHROMIUM_ARGS),
+            chromium_sandbox=False,
+            timeout=30_000,
+        )
+
+    async def render(self, url: str, response: FetchResult) -> str:
+        """The serialised DOM of ``url`` after Chromium ran it; RenderError when it cannot."""
+        async with self._gate:
+            context = await self._new_context()
+            try:
+                async with asyncio.timeout(self._timeout):
+                    return await self._load(context, url, response)
+            except TimeoutError:
+                self.timeouts += 1
+                raise RenderError(f"render timed out after {self._timeout:g}s") from None
+            except PlaywrightError as e:
+                raise RenderError(f"render failed: {e.message.splitlines()[0][:200]}") from None
+            finally:
+                await self._close(context)
+
+    async def _new_context(self) -> BrowserContext:
+        """A fresh context; a browser that died or cannot make one is replaced once."""
+        for attempt in range(2):
+            if self._browser is None or not self._browser.is_connected():
+                await self._replace_browser()
+            assert self._browser is not None
+            try:
+                return await self._browser.new_context(
+                    user_agent=self._user_agent,
+                    service_workers="block",
+                    accept_downloads=False,
+                )
+            except PlaywrightError as e:
+                if attempt == 1:
+                    raise RenderError(f"Chromium cannot open a page: {e.message}") from e
+                self._browser = None
+        raise AssertionError("unreachable")
+
+    async def _load(self, context: BrowserContext, url: str, response: FetchResult) -> str:
+        served_document = False
+        subrequests = 0
+        loop = asyncio.get_running_loop()
+        in_flight = 0
+        last_activity = loop.time()
+
+        async def route(route: Route, request: Request) -> None:
+            nonlocal served_document, subrequests, in_flight, last_activity
+            if not served_document and request.is_navigation_request():
+                served_document = True
+                await route.fulfill(
+                    status=response.status, headers=_passed_on(response), body=response.body
+                )
+                return
+            subrequests += 1
+            in_flight += 1
+            try:
+                # A page dropped at its deadline closes its routes under us: nothing to do.
+                with contextlib.suppress(PlaywrightError):
+                    await answer(route, request)
+            finally:
+                in_flight -= 1
+                last_activity = loop.time()
+
+        async def answer(route: Route, request: Request) -> None:
+            reason = self._refusal(request, subrequests)
+            if reason is not None:
+                self.refused[reason] = self.refused.get(reason, 0) + 1
+                await route.abort("blockedbyclient")
+                return
+            try:
+                fetched = await self._fetch_following(request.url)
+            except (FetchError, _Refused) as e:
+                reason = str(e) if isinstance(e, _Refused) else type(e).__name__
+                self.refused[reason] = self.refused.get(reason, 0) + 1
+                await route.abort("failed")
+                return
+            await route.fulfill(
+                status=fetched.status, headers=_passed_on(fetched), body=fetched.body
+            )
+
+        async def no_websocket(ws: WebSocketRoute) -> None:
+            self.refused["websocket"] = self.refused.get("websocket", 0) + 1
+            await ws.close()
+
+        await context.route("**/*", route)
+        await context.route_web_socket("**/*", no_websocket)
+        page = await context.new_page()
+        await page.goto(url, wait_until="load")
+        # Scripts often add content just after "load", or once their requests
+        # answer: wait until nothing has been in flight for a moment. (Our own
+        # count, since every request passes through the route: Playwright's
+        # "networkidle" always waits a fixed 500 ms, most of a page's time.)
+        settle_by = loop.time() + SETTLE
+        while loop.time() < settle_by:
+            if in_flight == 0 and loop.time() - last_activity >= QUIET:
+                break
+            await asyncio.sleep(QUIET / 3)
+        return await page.content()
+
+    async def _fetch_following(self, url: str) -> FetchResult:
+        """GET ``url``, following redirects here, each hop checked like the first.
+
+        Chromium is never handed a redirect: a request it makes for a Location is
+        not routed again (Playwright calls a route for the first URL only), so it
+        would escape the checks.
+        """
+        for _ in range(MAX_REDIRECTS + 1):
+            fetched = await self._fetcher.get(url, max_bytes=self._max_bytes, read_types=("*",))
+            if fetched.location is None:
+                return fetched
+            url = urljoin(url, fetched.location)
+            reason = _not_http(url) or self._permits(url)
+            if reason is not None:
+                raise _Refused(f"redirect to {reason}")
+        raise _Refused(f"more than {MAX_REDIRECTS} redirects")
+
+    def _refusal(self, request: Request, count: int) -> str | None:
+        if count > MAX_SUBREQUESTS:
+            return f"more than {MAX_SUBREQUESTS} requests from one page"
+        if request.method not in ("GET", "HEAD"):
+            return f"{request.method} request"
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            return "the page navigated away"
+        return _not_http(request.url) or self._permits(request.url)
+
+    async def _close(self, context: BrowserContext) -> None:
+        try:
+            await asyncio.wait_for(context.close(), CLOSE_DEADLINE)
+        except (PlaywrightError, TimeoutError):
+            log.warning("a browser context would not close: replacing the browser")
+            await self._replace_browser()
+
+    async def _replace_browser(self) -> None:
+        self.restarts += 1
+        if self._browser is not None:
+            with contextlib.suppress(PlaywrightError, TimeoutError):
+                await asyncio.wait_for(self._browser.close(), CLOSE_DEADLINE)
+        try:
+            self._browser = await self._launch()
+        except PlaywrightError as e:
+            self._browser = None
+            raise RenderError(f"cannot restart Chromium: {e.message}") from e
+
+
+class _Refused(Exception):
+    """A subrequest's redirect led somewhere the crawl may not go."""
+
+
+def _not_http(url: str) -> str | None:
+    return None if url.startswith(("http://", "https://")) else "not http(s)"
+
+
+def _passed_on(result: FetchResult) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for name, value in result.headers:
+        if name.lower() not in _DROPPED_HEADERS:
+            headers[name] = value
+    return headers

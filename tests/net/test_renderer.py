@@ -1,0 +1,171 @@
+"""Rendered crawling in real headless Chromium (Debian's package) against loopback sites."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fixture_sites import Route, SiteServer, html_page, trawl
+from trawl.errors import RenderError
+from trawl.net.fetcher import Fetcher
+from trawl.records import FetchResult
+from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
+
+CHROMIUM = Settings().chromium
+pytestmark = pytest.mark.skipif(
+    shutil.which(CHROMIUM) is None,
+    reason=f"needs Chromium at {CHROMIUM} (Debian package chromium; .ci/run installs it)",
+)
+
+Serve = Callable[..., SiteServer]
+
+APP_JS = b"""
+document.body.insertAdjacentHTML('beforeend', '<a href="/js-external">From app.js</a>');
+fetch('/logout').catch(() => {});
+fetch('/bounce').catch(() => {});
+fetch('%s').catch(() => {});
+new Image().src = '/pixel.png';
+try { new WebSocket('ws://' + location.host + '/socket'); } catch (e) {}
+"""
+
+
+def js_site(elsewhere: str) -> dict[str, Route]:
+    return {
+        "/": html_page(
+            "Home",
+            '<p>Static text.</p><a href="/static">Static link</a>'
+            "<script>document.body.insertAdjacentHTML('beforeend',"
+            " '<a href=\"/js-inline\">Inserted</a><p>Inserted text about quokkas.</p>');</script>"
+            '<script src="/app.js"></script><script src="/hop"></script>',
+        ),
+        "/static": html_page("Static", "<p>plain</p>"),
+        "/js-inline": html_page("Inline", "<p>found by rendering</p>"),
+        "/js-external": html_page("External", "<p>found by rendering too</p>"),
+        "/app.js": Route(APP_JS % elsewhere.encode(), headers={"Content-Type": "text/javascript"}),
+        "/pixel.png": Route(b"\x89PNG", headers={"Content-Type": "image/png"}),
+        "/bounce": Route(b"", 302, {"Location": "/account/sign-out"}),
+        "/hop": Route(b"", 301, {"Location": "/more.js"}),
+        "/more.js": Route(
+            b"document.body.insertAdjacentHTML('beforeend', '<a href=\"/via-redirect\">R</a>');",
+            headers={"Content-Type": "text/javascript"},
+        ),
+        "/via-redirect": html_page("Redirected script", "<p>found through a redirect</p>"),
+    }
+
+
+def test_links_inserted_by_javascript_are_crawled_only_with_render(
+    serve: Serve, tmp_path: Path
+) -> None:
+    elsewhere = serve({"/x": Route(b"{}", headers={"Content-Type": "application/json"})})
+    site = serve(js_site(elsewhere.url("/x")))
+    common = ["--delay", "0", "--config", str(tmp_path / "none.toml")]
+    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
+
+    plain = trawl("crawl", site.url("/"), "--data", str(tmp_path / "plain"), *common)
+    assert plain.returncode == 0, plain.stderr
+    assert set(site.page_paths()) == {"/", "/static"}
+
+    site.requests.clear()
+    rendered = trawl(
+        "crawl", site.url("/"), "--data", str(tmp_path / "rendered"), "--render", *common
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    gets = [p for _, m, p in site.requests if m == "GET"]
+    # The document is fetched once, by the crawler; its scripts by the renderer.
+    assert gets.count("/") == 1
+    assert {"/js-inline", "/js-external", "/app.js", "/pixel.png", "/via-redirect"} <= set(gets)
+    # The browser's own requests obey the crawl's rules: no unsafe URL, nothing out of scope.
+    assert "/logout" not in site.paths()
+    assert "/account/sign-out" not in site.paths()  # not even behind a redirect
+    assert elsewhere.requests == []
+    assert "browser request refused: unsafe URL: logout path" in rendered.stdout
+    assert "browser request refused: out of scope" in rendered.stdout
+    assert "browser request refused: websocket" in rendered.stdout
+    assert "/socket" not in site.paths()
+    assert "browser request refused: redirect to unsafe URL: logout path" in rendered.stdout
+
+    store = SQLiteStore(tmp_path / "rendered" / "trawl.sqlite")
+    try:
+        home = store.page(site.url("/"))
+        assert home is not None
+        assert "quokkas" in home.text
+        assert home.error is None
+    finally:
+        store.close()
+
+
+async def test_a_hung_page_times_out_and_the_next_page_still_renders(serve: Serve) -> None:
+    from trawl.net.renderer import Renderer
+
+    site = serve({})
+    allowed = frozenset({(site.host, site.port)})
+    hung = b"<html><body><p>stuck</p><script>while (true) {}</script></body></html>"
+    fine = b"<html><body><script>document.write('<p>rendered fine</p>')</script></body></html>"
+    async with (
+        Fetcher(
+            user_agent="T", timeout=5, concurrency=2, host_concurrency=2, allowed=allowed
+        ) as fetcher,
+        Renderer(
+            fetcher,
+            lambda url: None,
+            executable=CHROMIUM,
+            user_agent="T",
+            timeout=2.0,
+            workers=1,
+            max_bytes=1_000_000,
+        ) as renderer,
+    ):
+        with pytest.raises(RenderError, match="timed out"):
+            await renderer.render(site.url("/hung"), _html(site.url("/hung"), hung))
+        assert renderer.timeouts == 1
+        html = await renderer.render(site.url("/fine"), _html(site.url("/fine"), fine))
+        assert "<p>rendered fine</p>" in html
+    assert site.requests == []  # both documents came from the responses given
+
+
+def test_a_crawl_whose_browser_cannot_start_makes_no_request(serve: Serve, tmp_path: Path) -> None:
+    site = serve(js_site("http://127.0.0.1:9/"))
+    (tmp_path / "t.toml").write_text(f'chromium = "{tmp_path / "missing"}"\n')
+    result = trawl(
+        "crawl",
+        site.url("/"),
+        "--data",
+        str(tmp_path / "d"),
+        "--render",
+        "--config",
+        str(tmp_path / "t.toml"),
+    )
+    assert result.returncode == 2
+    assert "cannot start Chromium" in result.stderr
+    assert site.requests == []
+    store = SQLiteStore(tmp_path / "d" / "trawl.sqlite")
+    try:
+        assert [run.outcome for run in store.crawls()] == ["failed"]
+        assert store.resumable_crawl() is None
+    finally:
+        store.close()
+
+
+async def test_chromium_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
+    from trawl.net.renderer import Renderer
+
+    async with Fetcher(user_agent="T", timeout=5, concurrency=1, host_concurrency=1) as fetcher:
+        with pytest.raises(RenderError, match="cannot start Chromium"):
+            async with Renderer(
+                fetcher,
+                lambda url: None,
+                executable=str(tmp_path / "no-chromium"),
+                user_agent="T",
+                timeout=2.0,
+                workers=1,
+                max_bytes=1000,
+            ):
+                pass
+
+
+def _html(url: str, body: bytes) -> FetchResult:
+    return FetchResult(url=url, status=200, headers=(("Content-Type", "text/html"),), body=body)
