@@ -14,7 +14,7 @@ from xml.etree import ElementTree
 import pytest
 from fastapi.testclient import TestClient
 
-from fixture_sites import SiteServer, html_page
+from fixture_sites import Route, SiteServer, html_page
 from service_fixtures import ELSEWHERE, crawl_site, new_key, service_settings, site_routes
 from trawl.records import HeaderCheck
 from trawl.server.app import create_app
@@ -398,3 +398,30 @@ def test_keys_are_listed_by_name_never_by_value(service: Service) -> None:
     keys = service.admin("GET", "/api/admin/keys").json()
     assert [k["name"] for k in keys] == ["tests"] and keys[0]["last_used"] is not None
     assert service.key not in str(keys)
+
+
+def test_resources_broken_ones_and_where_they_are_used(serve: Serve, tmp_path: Path) -> None:
+    routes = site_routes()
+    routes["/egrets"] = html_page(
+        "Little egrets", '<p>Egrets.</p><img src="/egret.png" alt="egret"><img src="/gone.png">'
+    )
+    routes["/egret.png"] = Route(b"\x89PNG....", 200, {"Content-Type": "image/png"})
+    site = serve(routes)
+    config = service_settings(tmp_path)
+    crawl_site(site, config)
+    key = {"X-API-Key": new_key(config)}
+    with TestClient(create_app(config)) as client:
+        every = client.get("/api/admin/report/resources", headers=key).json()
+        broken = client.get("/api/admin/report/resources?broken=true", headers=key).json()
+        exported = client.get("/api/admin/report/resources.csv?broken=true", headers=key).text
+    assert {(r["url"], r["status"]) for r in every} == {
+        (site.url("/egret.png"), 200),
+        (site.url("/gone.png"), 404),
+    }
+    assert [(r["url"], r["used_on"]) for r in broken] == [
+        (site.url("/gone.png"), [site.url("/egrets")])
+    ]
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    assert [(r["url"], r["status"], r["used_on"]) for r in rows] == [
+        (site.url("/gone.png"), "404", site.url("/egrets"))
+    ]

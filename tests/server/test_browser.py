@@ -186,6 +186,9 @@ def test_external_links_and_metrics_pages(live: Live) -> None:
     assert "000" in row and "non-public address" in row  # refused before any request
     shoot(page, "external-links")
 
+    page.goto(live.base + "/admin/report/resources?broken=true")
+    assert "No resources checked are broken" in page.inner_text("#resources")
+
     page.goto(live.base + "/admin/metrics")
     for chart in ("latency", "queries", "crawl", "statuses", "index"):
         assert page.locator(f"#chart-{chart} svg").count() == 1

@@ -22,6 +22,7 @@ PAGES = {
     "/admin/report": ("q", "status", "indexability", "lang", "sort", "order", "page"),
     "/admin/report/url": ("url",),
     "/admin/report/external": ("q", "page", "msg", "err"),
+    "/admin/report/resources": ("broken", "page"),
     "/admin/metrics": (),
     "/admin/login": (),
 }

@@ -316,6 +316,45 @@ async def post_check_external(request: Request) -> dict[str, Any]:
     return {"checked": await check_external(context_of(request))}
 
 
+def resource_rows(ctx: Context, broken: bool, limit: int, offset: int) -> list[dict[str, Any]]:
+    """Checked resources, each with a few of the pages that use it."""
+    with ctx.store() as store:
+        return [
+            {**asdict(r), "broken": r.broken, "used_on": store.resource_pages(r.url, 5)}
+            for r in store.resources(broken_only=broken, limit=limit, offset=offset)
+        ]
+
+
+@router.get("/report/resources")
+def resources(
+    request: Request,
+    broken: bool = False,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[dict[str, Any]]:
+    """Images, scripts, stylesheets... of crawled pages, as their HEAD check found them,
+    with the pages that use them; ``broken``: only status 000 or >= 400."""
+    return resource_rows(context_of(request), broken, per_page, (page - 1) * per_page)
+
+
+@router.get("/report/resources.csv")
+def resources_csv(request: Request, broken: bool = False) -> StreamingResponse:
+    ctx = context_of(request)
+    header = ("url", "status", "content_type", "content_length", "error", "checked_at", "used_on")
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        offset = 0
+        while True:
+            chunk = resource_rows(ctx, broken, report.CSV_CHUNK, offset)
+            for r in chunk:
+                yield (*(r[h] for h in header[:-1]), " ".join(r["used_on"]))
+            if len(chunk) < report.CSV_CHUNK:
+                return
+            offset += report.CSV_CHUNK
+
+    return report.csv_response("resources", header, rows())
+
+
 @router.get("/keys")
 def list_keys(request: Request) -> list[dict[str, Any]]:
     """API keys by name (the keys themselves are never stored)."""

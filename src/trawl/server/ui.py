@@ -359,6 +359,31 @@ def admin_external(
     )
 
 
+@router.get("/admin/report/resources", response_class=HTMLResponse, response_model=None)
+def admin_resources(
+    request: Request,
+    broken: Annotated[str, Query(max_length=5)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    per_page = 100
+    only_broken = broken in ("1", "true", "on")
+    rows = api_admin.resource_rows(ctx, only_broken, per_page, (page - 1) * per_page)
+    return _page(
+        request,
+        "resources.html",
+        {
+            "rows": rows,
+            "broken": only_broken,
+            "page": page,
+            "more": len(rows) == per_page,
+            "csv_link": "/api/admin/report/resources.csv" + ("?broken=true" if only_broken else ""),
+        },
+    )
+
+
 @router.post("/admin/report/external/check", response_model=None)
 async def admin_check(request: Request) -> Response:
     ctx = _admin(request)
