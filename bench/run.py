@@ -18,6 +18,7 @@ SCRIPTS = (
     "extraction.py",
     "render_cost.py",
     "service.py",
+    "hygiene.py",
 )
 
 

@@ -78,7 +78,7 @@ def test_every_setting_has_an_env_variable() -> None:
         value = "50" if isinstance(default, int | float) else "changed"
         if info.name == "scope":
             value = "site"  # one of a fixed set
-        if info.name == "max_error_rate":
+        if info.name in {"max_error_rate", "evict_min_quality", "evict_min_authority"}:
             value = "0.25"  # a share, at most 1
         s = load(env={info.env: value})
         assert str(getattr(s, info.name)) in {value, "50.0"}, info.name

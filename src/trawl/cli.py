@@ -343,6 +343,91 @@ def index(data: DataOpt = None, config: ConfigOpt = None) -> None:
 
 
 @app.command()
+def explain(
+    url: Annotated[str, typer.Argument(help="A stored page's URL.")],
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Say what Trawl knows about a page: searchable or not, authority, quality,
+    which copy is canonical and why, where it is discussed."""
+    from trawl.store.sqlite import SQLiteStore
+    from trawl.urls.identity import normalise
+
+    try:
+        settings = _settings(config, data=data)
+        wanted = normalise(url if "://" in url else "https://" + url)
+        store = SQLiteStore(settings.sqlite_path)
+        try:
+            record = store.page(wanted)
+            copies = store.duplicates_of(wanted) if record is not None else []
+        finally:
+            store.close()
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    if record is None:
+        raise _fail(f"{wanted} is not in the store")
+    out = Console(highlight=False, soft_wrap=True)
+    searchable = "yes" if record.searchable else "no"
+    out.print(record.url, markup=False)
+    out.print(
+        f"  status {record.status}, {record.indexability or 'not labelled'},"
+        f" searchable: {searchable}",
+        markup=False,
+    )
+    authority = f"{record.authority:.3f}" if record.scored else "not scored yet"
+    community = "yes" if record.community else "no"
+    out.print(
+        f"  authority {authority} (PageRank), inlinks {record.inlinks},"
+        f" quality {record.quality:.3f}, community page: {community}",
+        markup=False,
+    )
+    if record.duplicate_of is not None:
+        out.print(f"  duplicate of {record.duplicate_of}", markup=False)
+        out.print(f"  that copy won: {record.canonical_reason}", markup=False)
+    elif copies:
+        n = f"{len(copies)} copies" if len(copies) > 1 else "1 copy"
+        out.print(f"  canonical of {n}: {record.canonical_reason}", markup=False)
+        for copy in copies[:10]:
+            out.print(f"    {copy}", markup=False)
+    for d in record.discussed_on:
+        quote = f' "{d.quote}"' if d.quote else ""
+        out.print(f"  discussed on {d.host}{quote} ({d.url})", markup=False)
+
+
+@app.command()
+def evict(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would go, by rule; remove nothing.")
+    ] = False,
+    data: DataOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Remove near-duplicates, gone pages, low-value pages and hosts in unwanted languages
+    from store and index (rules and thresholds: the evict_* settings)."""
+    from trawl.pipeline import evict as run_evict
+    from trawl.store.sqlite import SQLiteStore
+
+    try:
+        settings = _settings(config, data=data)
+        store = SQLiteStore(settings.sqlite_path)
+        try:
+            result = run_evict(store, settings, dry_run=dry_run)
+        finally:
+            store.close()
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    for rule, count in sorted(result.counts.items(), key=lambda kv: -kv[1]):
+        typer.echo(f"{count:>8}  {rule}")
+        for sample in result.samples.get(rule, []):
+            typer.echo(f"          e.g. {sample}")
+    total = sum(result.counts.values())
+    if dry_run:
+        typer.echo(f"would evict {total} pages (dry run: nothing removed)")
+    else:
+        typer.echo(f"evicted {result.removed} pages")
+
+
+@app.command()
 def serve(
     data: DataOpt = None,
     host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,

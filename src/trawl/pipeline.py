@@ -23,6 +23,7 @@ from multiprocessing import get_context
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from trawl.corpus import update_signals
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
 from trawl.errors import InvalidUrl, RenderError
@@ -37,6 +38,12 @@ from trawl.records import CrawlUrl, FetchResult, HeaderCheck, Link, ParsedPage, 
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
+from trawl.understand.eviction import (
+    EvictionRules,
+    eviction_reason,
+    host_languages,
+    parse_languages,
+)
 from trawl.understand.response import (
     blocked_page,
     failed_page,
@@ -273,14 +280,19 @@ async def crawl(
             # one to resume.
             store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
             raise
-        _link_up(store, index, pipeline.indexed_urls, start_urls)
         resources: list[ResourceCheck] = []
         if settings.resource_checks > 0 and outcome != "stopped":
             resources = await check_resources(
                 store, crawl_id, settings, _allowed(start_urls, allow)
             )
         pruned = _finish(
-            store, index, crawl_id, start_urls=start_urls, stats=stats, outcome=outcome
+            store,
+            index,
+            crawl_id,
+            start_urls=start_urls,
+            stats=stats,
+            outcome=outcome,
+            indexed_urls=pipeline.indexed_urls,
         )
     finally:
         await parser.close()
@@ -428,19 +440,20 @@ async def check_external_headers(
     return await check_many(urls, user_agent=settings.user_agent, allowed=frozenset(allow))
 
 
-def _link_up(
-    store: Store, index: IndexWriter, indexed_urls: Sequence[str], start_urls: Sequence[str]
-) -> None:
-    """Count inlinks, and index again the pages of this crawl with the anchor text of
-    every link to them: a page crawled early did not know the links found after it."""
-    store.count_inlinks(sorted({urlsplit(u).hostname or "" for u in start_urls}))
-    for url in indexed_urls:
-        anchors = store.anchors_to(url)
-        record = store.page(url) if anchors else None
-        if record is not None and record.indexable:
-            index.upsert(record, anchors)
-            if index.pending >= COMMIT_EVERY:
-                index.commit()
+def _link_up(store: Store, index: IndexWriter, indexed_urls: Sequence[str]) -> None:
+    """The corpus batch step (authority, duplicates, "Discussed on"), then the index
+    brought in line with it: the pages of this crawl are indexed again with the anchor
+    text of every link to them (a page crawled early did not know the links found after
+    it) and their fresh signals; other pages whose signals changed too; duplicates leave."""
+    report = update_signals(store)
+    for url in dict.fromkeys([*indexed_urls, *report.changed]):
+        record = store.page(url)
+        if record is None or not record.searchable:
+            index.delete(url)
+        else:
+            index.upsert(record, store.anchors_to(url))
+        if index.pending >= COMMIT_EVERY:
+            index.commit()
 
 
 def _finish(
@@ -451,21 +464,25 @@ def _finish(
     start_urls: Sequence[str],
     stats: CrawlStats,
     outcome: str,
+    indexed_urls: Sequence[str],
 ) -> int:
-    """Close the crawl-log row; after a complete, healthy run, prune what is gone.
+    """Prune what is gone (after a complete, healthy run), run the batch step over the
+    corpus, then close the crawl-log row.
 
-    Only then do pages the run did not reach, and pages that answered with a
-    server error, leave store and index: a capped, stopped or unhealthy run
-    (an outage) removes nothing.
+    Only a complete run removes pages the run did not reach, and pages that answered
+    with a server error: a capped, stopped or unhealthy run (an outage) removes nothing.
+    The row is closed last, so a run killed during the batch step is resumed.
     """
+    hosts = sorted({urlsplit(u).hostname or "" for u in start_urls})
+    store.count_inlinks(hosts)
     pruned = 0
     if outcome == "complete":
-        hosts = sorted({urlsplit(u).hostname or "" for u in start_urls})
         gone = store.unseen_pages(crawl_id, hosts)
         store.delete_pages(gone)
         for url in [*gone, *store.server_error_pages(crawl_id)]:
             index.delete(url)
         pruned = len(gone)
+    _link_up(store, index, indexed_urls)
     store.finish_crawl(
         crawl_id,
         pages_ok=stats.ok,
@@ -478,11 +495,15 @@ def _finish(
 
 
 def rebuild_index(store: Store, settings: Settings) -> int:
-    """Rebuild the index from the store's indexable pages; return how many were indexed."""
+    """Run the corpus batch step, then rebuild the index from the store's searchable
+    pages (indexable, not a duplicate); return how many were indexed."""
     index = IndexWriter(settings.index_path, fresh=True)
     count = 0
     try:
+        update_signals(store)
         for record in store.pages(indexable_only=True):
+            if not record.searchable:
+                continue
             index.upsert(record, store.anchors_to(record.url))
             count += 1
             if index.pending >= COMMIT_EVERY * 10:
@@ -499,3 +520,47 @@ async def recrawl_sites(settings: Settings, store: Store) -> list[CrawlOutcome]:
         for site in store.sites()
         if site.enabled
     ]
+
+
+@dataclass(frozen=True)
+class Eviction:
+    counts: dict[str, int]  # rule -> pages
+    samples: dict[str, list[str]]  # rule -> a few of them
+    removed: int  # 0 on a dry run
+
+
+EVICTION_SAMPLES = 5
+
+
+def evict(store: Store, settings: Settings, *, dry_run: bool) -> Eviction:
+    """Apply the eviction rules (trawl.understand.eviction) to every stored page; unless
+    ``dry_run``, remove what they name from store and index."""
+    rules = EvictionRules(
+        min_quality=settings.evict_min_quality,
+        min_authority=settings.evict_min_authority,
+        languages=parse_languages(settings.evict_languages),
+    )
+    languages = host_languages((r.host, r.lang) for r in store.pages(indexable_only=True))
+    counts: dict[str, int] = {}
+    samples: dict[str, list[str]] = {}
+    doomed: list[str] = []
+    for record in store.pages():
+        reason = eviction_reason(record, languages.get(record.host), rules)
+        if reason is None:
+            continue
+        counts[reason] = counts.get(reason, 0) + 1
+        if len(samples.setdefault(reason, [])) < EVICTION_SAMPLES:
+            samples[reason].append(record.url)
+        doomed.append(record.url)
+    if dry_run or not doomed:
+        return Eviction(counts, samples, 0)
+    index = IndexWriter(settings.index_path)
+    try:
+        store.delete_pages(doomed)
+        for url in doomed:
+            index.delete(url)
+            if index.pending >= COMMIT_EVERY * 10:
+                index.commit()
+    finally:
+        index.close()
+    return Eviction(counts, samples, len(doomed))

@@ -86,6 +86,13 @@ class ParsedPage:
     published: datetime | None = None  # from the page's own markup
     published_source: str | None = None
     page_modified: datetime | None = None  # the markup's dateModified
+    visible_words: int = 0  # words of the visible text, boilerplate included
+    markup_types: tuple[str, ...] = ()  # schema.org types named by itemtype or JSON-LD @type
+    comment_blocks: int = 0  # elements whose class or id names a comment or a reply
+    # Fingerprints of ``text`` (trawl.dedup.simhash), taken where parsing runs: in a
+    # worker process, off the crawl's event loop.
+    text_hash: int | None = None
+    simhash: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +125,44 @@ class PageRecord:
     modified_source: str | None = None  # "page", "sitemap" or "http"
     inlinks: int = 0  # links from other pages, counted when a crawl ends
     headers: tuple[tuple[str, str], ...] = ()  # the response's headers, as received
+    # From the page itself, when it is saved (trawl.dedup, trawl.understand):
+    text_hash: int | None = None  # exact duplicates: 63-bit hash of the text
+    simhash: int | None = None  # near duplicates: 63-bit SimHash of word trigrams
+    quality: float = 0.0  # [0, 1] from visible signals: trawl.understand.quality
+    community: bool = False  # a forum thread, comment page or Q&A
+    # From the corpus as a whole, by the batch step after a crawl (trawl.corpus);
+    # saving a page again keeps them until the next batch step:
+    authority: float = 0.0  # PageRank normalised to [0, 1]
+    scored: bool = False  # authority has been computed for this page
+    duplicate_of: str | None = None  # the canonical copy when this page is a duplicate
+    canonical_reason: str | None = None  # why the cluster's canonical won
+    discussed_on: tuple[Discussion, ...] = ()  # community pages on other hosts linking here
+
+    @property
+    def searchable(self) -> bool:
+        """In the index: indexable, and not a duplicate of another copy."""
+        return self.indexable and self.duplicate_of is None
+
+
+@dataclass(frozen=True, slots=True)
+class Discussion:
+    """A community page on another host that links to a page: "Discussed on <host>"."""
+
+    host: str
+    url: str
+    quote: str  # the link's anchor text
+
+
+@dataclass(frozen=True, slots=True)
+class PageSignals:
+    """What the batch step after a crawl learns about one page from the whole corpus."""
+
+    url: str
+    authority: float
+    scored: bool
+    duplicate_of: str | None
+    canonical_reason: str | None
+    discussed_on: tuple[Discussion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +172,7 @@ class Hit:
     snippet: str  # HTML: escaped text with matched terms in <mark>
     score: float
     lang: str | None = None
+    discussed_on: tuple[Discussion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,6 +95,16 @@ class Settings:
     )
     render_workers: int = _setting(2, "Pages rendered in Chromium at once.", 1, 64)
     chromium: str = _setting("/usr/bin/chromium", "The Chromium executable used to render pages.")
+    evict_min_quality: float = _setting(
+        0.2, "`trawl evict`: pages under this quality and under evict_min_authority go.", 0, 1
+    )
+    evict_min_authority: float = _setting(
+        0.7, "`trawl evict`: pages under this authority and under evict_min_quality go.", 0, 1
+    )
+    evict_languages: str = _setting(
+        "",
+        "`trawl evict`: hosts whose majority language is not listed (da,en) go; empty keeps all.",
+    )
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
     search_rate_limit: str = _setting(

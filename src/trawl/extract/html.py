@@ -12,6 +12,7 @@ import re
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 from w3lib.encoding import html_to_unicode
 
+from trawl.dedup.simhash import simhash, text_hash
 from trawl.errors import InvalidUrl
 from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
@@ -36,6 +37,18 @@ _BLOCK_TAG = re.compile(
     r"|section|summary|table|tbody|td|tfoot|th|thead|tr|ul)\b)",
     re.IGNORECASE,
 )
+# Schema.org types in Microdata (itemtype) and JSON-LD (@type): read with a
+# pattern, because parsing every page's structured data for one word costs more
+# than the page's whole extraction.
+_MARKUP_TYPE = re.compile(
+    r"""itemtype\s*=\s*["']?https?://schema\.org/(\w+)|"@type"\s*:\s*\[?\s*"(?:https?://schema\.org/)?(\w+)""",
+    re.IGNORECASE,
+)
+_COMMENT_BLOCK = re.compile(
+    r"""<[a-z][^>]*?\b(?:class|id)\s*=\s*(?:["'][^"']*|[^\s>"']*)\b(?:comment|reply|replies)""",
+    re.IGNORECASE,
+)
+_VISIBLE_NOT_TEXT = [t for t in NOT_TEXT if t != "nav"]
 
 
 def parse_html(
@@ -66,6 +79,11 @@ def parse_html(
     # by: the visible text without navigation, scripts and styles stands in.
     text_of_page = " ".join(main_text(text, url).split())
     body_node = tree.body
+    visible_words = 0
+    if body_node is not None:
+        # Boilerplate (navigation included) counts: quality compares the two.
+        body_node.strip_tags(_VISIBLE_NOT_TEXT)
+        visible_words = len(body_node.text(separator="").split())
     if len(text_of_page) < MIN_MAIN_TEXT and body_node is not None:
         body_node.strip_tags(NOT_TEXT)
         text_of_page = _collapse(body_node.text(separator=""))
@@ -87,6 +105,11 @@ def parse_html(
         published=published,
         published_source=published_source,
         page_modified=page_modified,
+        visible_words=visible_words,
+        markup_types=tuple(dict.fromkeys(a or b for a, b in _MARKUP_TYPE.findall(text))),
+        comment_blocks=len(_COMMENT_BLOCK.findall(text)),
+        text_hash=text_hash(text_of_page),
+        simhash=simhash(text_of_page),
     )
 
 

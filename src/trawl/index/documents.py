@@ -10,15 +10,17 @@ Fields and how they are analysed:
     url_tokens  en_stem           words of the URL path: /sql-createindex.html -> sql createindex
     host        default           host name split on dots: www.postgresql.org -> www postgresql org
     lang        raw       stored  ISO 639-1 code
+    discussed   raw       stored  "Discussed on" entries as JSON, shown with the result
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from urllib.parse import unquote, urlsplit
 
-from trawl.records import PageRecord
+from trawl.records import Discussion, PageRecord
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
 _WORDS = re.compile(r"[^\W_]+")
@@ -39,7 +41,18 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, s
         "url_tokens": " ".join(url_path_words(parts.path)),
         "host": (parts.hostname or "").replace(".", " "),
         "lang": record.lang or "",
+        "discussed": discussions_field(record.discussed_on),
     }
+
+
+def discussions_field(discussions: Sequence[Discussion]) -> str:
+    return json.dumps([[d.host, d.url, d.quote] for d in discussions], ensure_ascii=False)
+
+
+def discussions_from_field(text: str) -> tuple[Discussion, ...]:
+    if not text:
+        return ()
+    return tuple(Discussion(host, url, quote) for host, url, quote in json.loads(text))
 
 
 def url_path_words(path: str) -> list[str]:

@@ -19,10 +19,10 @@ from typing import Any
 import tantivy
 
 from trawl.errors import SearchIndexError
-from trawl.index.documents import TEXT_FIELDS, index_fields
-from trawl.records import PageRecord
+from trawl.index.documents import TEXT_FIELDS, discussions_from_field, index_fields
+from trawl.records import Discussion, PageRecord
 
-SCHEMA_VERSION = 2  # 2: anchors field
+SCHEMA_VERSION = 3  # 2: anchors field; 3: discussed field
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 
@@ -37,6 +37,7 @@ def _schema() -> Any:
     b.add_text_field("url_tokens", stored=False, tokenizer_name="en_stem")
     b.add_text_field("host", stored=False, tokenizer_name="default")
     b.add_text_field("lang", stored=True, tokenizer_name="raw")
+    b.add_text_field("discussed", stored=True, tokenizer_name="raw")
     return b.build()
 
 
@@ -105,6 +106,7 @@ class IndexHit:
     fragment: str  # plain text around the matched terms, "" when the body had none
     highlights: tuple[tuple[int, int], ...]  # character offsets into fragment
     lead: str  # the body's first characters, shown when the body holds no match
+    discussed_on: tuple[Discussion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +166,7 @@ class IndexReader:
                     fragment=fragment,
                     highlights=_char_ranges(fragment, snippet.highlighted()),
                     lead=_first(doc, "body")[:snippet_chars],
+                    discussed_on=discussions_from_field(_first(doc, "discussed")),
                 )
             )
         return IndexResults(total=int(found.count), hits=tuple(hits))

@@ -68,6 +68,7 @@ def search(
             else lead(h.lead, settings.snippet_chars),
             score=round(h.score, 4),
             lang=h.lang or None,
+            discussed_on=h.discussed_on,
         )
         for h in results.hits
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from datetime import date
 from typing import Annotated, Any, Literal
 from xml.sax.saxutils import escape, quoteattr
@@ -14,7 +14,7 @@ from fastapi.responses import Response
 
 from trawl import __version__
 from trawl.errors import SearchIndexError
-from trawl.records import PageRecord, SearchPage
+from trawl.records import SearchPage
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
 from trawl.store.base import Store
@@ -44,7 +44,7 @@ def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
                 "published": record.published.isoformat() if record and record.published else None,
                 "modified": record.modified.isoformat() if record and record.modified else None,
                 "modified_source": record.modified_source if record else None,
-                "discussed_on": _discussions(record),
+                "discussed_on": [asdict(d) for d in h.discussed_on],
             }
         )
     return {
@@ -55,12 +55,6 @@ def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
         "per_page": page.per_page,
         "results": results,
     }
-
-
-def _discussions(record: PageRecord | None) -> list[dict[str, Any]]:
-    """Community pages on other hosts that link to the page (the corpus step finds them)."""
-    found = getattr(record, "discussed_on", ()) if record is not None else ()
-    return [asdict(d) if is_dataclass(d) and not isinstance(d, type) else d for d in found]
 
 
 def run_search(

@@ -168,15 +168,13 @@ def page_details(store: Store, url: str) -> dict[str, Any]:
 
 
 def duplicate_cluster(store: Store, record: PageRecord) -> dict[str, Any] | None:
-    """The page's cluster of (near-)duplicates, its canonical copy and why that copy won;
-    None when the page has no copies (or the store does not know duplicates yet)."""
-    canonical = getattr(record, "duplicate_of", None) or record.url
-    copies_of = getattr(store, "duplicates_of", None)
-    members = list(copies_of(canonical)) if copies_of is not None else []
+    """The page's cluster of (near-)duplicates: the canonical copy, the other copies,
+    and why the canonical won (the batch step after a crawl decides); None when the
+    page has no copies."""
+    canonical = record.duplicate_of or record.url
+    members = store.duplicates_of(canonical)
     if canonical == record.url and not members:
         return None
-    reason = getattr(record, "canonical_reason", None)
-    if canonical != record.url:
-        owner = store.page(canonical)
-        reason = getattr(owner, "canonical_reason", None) or reason
+    owner = record if canonical == record.url else store.page(canonical)
+    reason = (owner.canonical_reason if owner else None) or record.canonical_reason
     return {"canonical": canonical, "members": members, "reason": reason}

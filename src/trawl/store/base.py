@@ -24,6 +24,7 @@ from trawl.records import (
     Inlink,
     Link,
     PageRecord,
+    PageSignals,
     ReportQuery,
     ReportRow,
     ResourceCheck,
@@ -91,6 +92,21 @@ class Store(Protocol):
     def count_inlinks(self, hosts: Sequence[str]) -> None: ...
 
     def host_language(self, host: str) -> str | None: ...
+
+    # -- corpus hygiene (the batch step after a crawl; trawl.corpus)
+    def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
+        """(from URL, to URL, anchor text, nofollow) of every <a>/<area> link between two
+        different URLs."""
+        ...
+
+    def save_signals(self, signals: Sequence[PageSignals]) -> None:
+        """Set authority, scored, duplicate_of, canonical_reason and discussed_on by URL;
+        ``save_page`` never overwrites these."""
+        ...
+
+    def duplicates_of(self, url: str) -> list[str]:
+        """URLs whose canonical copy is ``url``, in crawl order."""
+        ...
 
     def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]: ...
 

@@ -89,8 +89,20 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN modified TEXT;
     ALTER TABLE pages ADD COLUMN modified_source TEXT;
     """,
-    # 4: reserved for near-duplicates and PageRank (the hygiene branch replaces it).
-    "",
+    # 4: corpus hygiene: fingerprints, quality, authority, duplicates, discussions.
+    """
+    ALTER TABLE pages ADD COLUMN text_hash INTEGER;      -- 63-bit, fits a signed column
+    ALTER TABLE pages ADD COLUMN simhash INTEGER;        -- 63-bit SimHash of word trigrams
+    ALTER TABLE pages ADD COLUMN quality REAL NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN community INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN authority REAL NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN scored INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE pages ADD COLUMN duplicate_of TEXT;      -- the canonical copy's URL
+    ALTER TABLE pages ADD COLUMN canonical_reason TEXT;
+    ALTER TABLE pages ADD COLUMN discussed_on TEXT NOT NULL DEFAULT '[]';  -- JSON list
+    CREATE INDEX pages_text_hash ON pages(text_hash);
+    CREATE INDEX pages_duplicate_of ON pages(duplicate_of);
+    """,
     # 5: the service: API keys, stored response headers, header checks of external
     # links, and an index on every column the crawl table sorts by (100k-row reports).
     """

@@ -21,11 +21,13 @@ from trawl.records import (
     ApiKey,
     CrawlRun,
     CrawlUrl,
+    Discussion,
     ExternalLink,
     HeaderCheck,
     Inlink,
     Link,
     PageRecord,
+    PageSignals,
     ReportQuery,
     ReportRow,
     ResourceCheck,
@@ -37,8 +39,11 @@ _PAGE_COLUMNS = (
     "url, host, status, depth, fetched_at, content_type, title, description, headings,"
     " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
     " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
-    " inlinks, headers"
+    " inlinks, text_hash, simhash, quality, community, headers"
 )
+# Written only by the batch step after a crawl (save_signals): saving a page again keeps them.
+_SIGNAL_COLUMNS = "authority, scored, duplicate_of, canonical_reason, discussed_on"
+_SELECT_PAGE = f"SELECT {_PAGE_COLUMNS}, {_SIGNAL_COLUMNS} FROM pages"  # noqa: S608
 _CRAWL_COLUMNS = (
     "id, started_at, finished_at, start_urls, pages_ok, pages_failed, outcome, skipped,"
     " resumed_from"
@@ -270,15 +275,12 @@ class SQLiteStore:
             self._db.executemany("DELETE FROM pages WHERE url = ?", [(u,) for u in urls])
 
     def page(self, url: str) -> PageRecord | None:
-        row = self._db.execute(
-            f"SELECT {_PAGE_COLUMNS} FROM pages WHERE url = ?",  # noqa: S608 - constant columns
-            (url,),
-        ).fetchone()
+        row = self._db.execute(_SELECT_PAGE + " WHERE url = ?", (url,)).fetchone()
         return _page_record(row) if row else None
 
     def pages(self, *, indexable_only: bool = False) -> Iterator[PageRecord]:
         where = " WHERE indexable = 1" if indexable_only else ""
-        cursor = self._db.execute(f"SELECT {_PAGE_COLUMNS} FROM pages{where} ORDER BY id")  # noqa: S608
+        cursor = self._db.execute(f"{_SELECT_PAGE}{where} ORDER BY id")
         for row in cursor:
             yield _page_record(row)
 
@@ -312,6 +314,39 @@ class SQLiteStore:
             f" AND l.element IN ('a', 'area')) WHERE host IN ({marks})",
             tuple(hosts),
         )
+
+    def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
+        """(from URL, to URL, anchor, nofollow) of every link between two different URLs."""
+        cursor = self._db.execute(
+            "SELECT p.url, l.to_url, l.anchor, l.nofollow FROM links l"
+            " JOIN pages p ON p.id = l.from_page"
+            " WHERE l.element IN ('a', 'area') AND l.to_url != p.url"
+        )
+        for source, target, anchor, nofollow in cursor:
+            yield source, target, anchor, bool(nofollow)
+
+    def save_signals(self, signals: Sequence[PageSignals]) -> None:
+        """Store what the batch step found about each page (authority, duplicates...)."""
+        with self._transaction():
+            self._db.executemany(
+                "UPDATE pages SET authority = ?, scored = ?, duplicate_of = ?,"
+                " canonical_reason = ?, discussed_on = ? WHERE url = ?",
+                [
+                    (
+                        s.authority,
+                        int(s.scored),
+                        s.duplicate_of,
+                        s.canonical_reason,
+                        _discussions_json(s.discussed_on),
+                        s.url,
+                    )
+                    for s in signals
+                ],
+            )
+
+    def duplicates_of(self, url: str) -> list[str]:
+        rows = self._db.execute("SELECT url FROM pages WHERE duplicate_of = ? ORDER BY id", (url,))
+        return [u for (u,) in rows]
 
     def host_language(self, host: str) -> str | None:
         """The language most of the host's pages are in (a vote, never the first page)."""
@@ -591,7 +626,18 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         r.modified.isoformat() if r.modified else None,
         r.modified_source,
         r.inlinks,
+        r.text_hash,
+        r.simhash,
+        r.quality,
+        int(r.community),
         json.dumps([list(h) for h in r.headers], ensure_ascii=False),
+    )
+
+
+def _discussions_json(discussions: Sequence[Discussion]) -> str:
+    return json.dumps(
+        [{"host": d.host, "url": d.url, "quote": d.quote} for d in discussions],
+        ensure_ascii=False,
     )
 
 
@@ -622,7 +668,16 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         modified=datetime.fromisoformat(row[22]) if row[22] else None,
         modified_source=row[23],
         inlinks=row[24],
-        headers=tuple((k, v) for k, v in json.loads(row[25])),
+        text_hash=row[25],
+        simhash=row[26],
+        quality=row[27],
+        community=bool(row[28]),
+        headers=tuple((k, v) for k, v in json.loads(row[29])),
+        authority=row[30],
+        scored=bool(row[31]),
+        duplicate_of=row[32],
+        canonical_reason=row[33],
+        discussed_on=tuple(Discussion(**d) for d in json.loads(row[34])),
     )
 
 

@@ -23,8 +23,10 @@ from trawl.errors import InvalidUrl
 from trawl.extract.dates import page_dates
 from trawl.extract.links import followed
 from trawl.records import CrawlUrl, FetchResult, PageRecord, ParsedPage
+from trawl.understand.community import is_community
 from trawl.understand.directives import robots_directives
 from trawl.understand.indexability import Indexability, indexability, is_query_variant
+from trawl.understand.quality import quality
 from trawl.understand.refresh import refresh_redirect
 from trawl.urls.identity import normalise
 
@@ -95,6 +97,15 @@ def understand_page(
         published=dates.published,
         modified=dates.modified,
         modified_source=dates.modified_source,
+        text_hash=parsed.text_hash,
+        simhash=parsed.simhash,
+        quality=quality(
+            text=parsed.text,
+            visible_words=parsed.visible_words,
+            link_words=sum(len(k.anchor.split()) for k in parsed.links if k.element == "a"),
+            has_title=bool(parsed.title or parsed.h1),
+        ),
+        community=is_community(record.url, parsed.markup_types, parsed.comment_blocks),
     )
     follow = [] if directives.nofollow else followed(parsed.links)
 

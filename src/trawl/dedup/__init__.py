@@ -1,0 +1,1 @@
+"""Duplicates: fingerprints of page text, and clusters of copies with one canonical."""
