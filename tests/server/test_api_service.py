@@ -425,3 +425,32 @@ def test_resources_broken_ones_and_where_they_are_used(serve: Serve, tmp_path: P
     assert [(r["url"], r["status"], r["used_on"]) for r in rows] == [
         (site.url("/gone.png"), "404", site.url("/egrets"))
     ]
+
+
+def test_url_details_show_the_duplicate_cluster_and_why(serve: Serve, tmp_path: Path) -> None:
+    text = " ".join(
+        f"<p>Paragraph {i} about wading birds and their long legs.</p>" for i in range(30)
+    )
+    routes = site_routes()
+    routes["/"] = html_page("Home", '<a href="/a">A</a> <a href="/copy">Copy</a>')
+    routes["/a"] = html_page("Waders", text)
+    routes["/copy"] = html_page("Waders", text)
+    site = serve(routes)
+    config = service_settings(tmp_path)
+    crawl_site(site, config)
+    key = {"X-API-Key": new_key(config)}
+    with TestClient(create_app(config)) as client:
+        details = {
+            path: client.get(
+                "/api/admin/report/page", params={"url": site.url(path)}, headers=key
+            ).json()
+            for path in ("/a", "/copy", "/")
+        }
+    clusters = [details[p]["duplicate_cluster"] for p in ("/a", "/copy")]
+    assert clusters[0] == clusters[1] and clusters[0] is not None
+    assert {clusters[0]["canonical"], *clusters[0]["members"]} == {
+        site.url("/a"),
+        site.url("/copy"),
+    }
+    assert clusters[0]["reason"]
+    assert details["/"]["duplicate_cluster"] is None
