@@ -454,3 +454,16 @@ def test_url_details_show_the_duplicate_cluster_and_why(serve: Serve, tmp_path: 
     }
     assert clusters[0]["reason"]
     assert details["/"]["duplicate_cluster"] is None
+
+
+def test_evict_counts_first_then_removes(service: Service) -> None:
+    before = report(service)["total"]
+    dry = service.admin("POST", "/api/admin/evict")
+    assert dry.status_code == 200 and dry.json()["removed"] == 0
+    assert report(service)["total"] == before
+    doomed = sum(dry.json()["counts"].values())
+    assert doomed >= 1, dry.json()  # the 404 page at least
+    applied = service.admin("POST", "/api/admin/evict", params={"dry_run": "false"}).json()
+    assert applied["removed"] == doomed == sum(applied["counts"].values())
+    assert report(service)["total"] == before - doomed
+    assert service.client.post("/api/admin/evict").status_code == 401

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from trawl.errors import Conflict, NotFound, Unavailable
 from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline import evict
 from trawl.records import ApiKey, ReportQuery
 from trawl.server import report
 from trawl.server.context import Context, context_of
@@ -353,6 +354,20 @@ def resources_csv(request: Request, broken: bool = False) -> StreamingResponse:
             offset += report.CSV_CHUNK
 
     return report.csv_response("resources", header, rows())
+
+
+def run_eviction(ctx: Context, dry_run: bool) -> dict[str, Any]:
+    if ctx.crawls.running:
+        raise Conflict("a crawl is running: evict when it has ended")
+    with ctx.store() as store:
+        return asdict(evict(store, ctx.settings, dry_run=dry_run))
+
+
+@router.post("/evict")
+def post_evict(request: Request, dry_run: bool = True) -> dict[str, Any]:
+    """Apply the eviction rules (near-duplicates, gone and low-value pages, unwanted
+    languages: `trawl evict`); ``dry_run`` (the default) only counts what would go."""
+    return run_eviction(context_of(request), dry_run)
 
 
 @router.get("/keys")

@@ -242,6 +242,21 @@ async def admin_stop(request: Request) -> Response:
     return _back("/admin", message="stopping the crawl" if stopped else "no crawl is running")
 
 
+@router.post("/admin/evict", response_model=None)
+def admin_evict(request: Request, apply: Annotated[str, Form(max_length=5)] = "") -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    dry_run = apply != "yes"
+    try:
+        result = api_admin.run_eviction(ctx, dry_run)
+    except TrawlError as e:
+        return _back("/admin", error=str(e))
+    counts = ", ".join(f"{n} {rule}" for rule, n in result["counts"].items()) or "nothing"
+    verb = "would evict" if dry_run else f"evicted {result['removed']} pages:"
+    return _back("/admin", message=f"{verb} {counts}")
+
+
 # -- admin: the SEO report ----------------------------------------------------------------
 
 
