@@ -17,6 +17,8 @@ SCRIPTS = (
     "frontier_memory.py",
     "extraction.py",
     "render_cost.py",
+    "relevance.py",
+    "synthetic.py",
     "service.py",
     "hygiene.py",
 )

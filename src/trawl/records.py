@@ -173,6 +173,7 @@ class Hit:
     score: float
     lang: str | None = None
     discussed_on: tuple[Discussion, ...] = ()
+    modified: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

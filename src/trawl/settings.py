@@ -70,12 +70,43 @@ class Settings:
     robots_max_bytes: int = _setting(
         512_000, "Bytes of robots.txt read at most (RFC 9309: 500 KiB).", 1
     )
-    title_boost: float = _setting(4.0, "BM25 weight of the title field.")
+    title_boost: float = _setting(0.5, "BM25 weight of the title field.")
     headings_boost: float = _setting(2.0, "BM25 weight of headings and meta description.")
     body_boost: float = _setting(1.0, "BM25 weight of the main text.")
     anchor_boost: float = _setting(1.5, "BM25 weight of inbound anchor text.")
     url_boost: float = _setting(1.5, "BM25 weight of URL path tokens.")
     host_boost: float = _setting(1.0, "BM25 weight of host name tokens.")
+    lookup_boost: float = _setting(
+        1.0, "Weight of joined query words (annehathaway) matched in host and URL tokens."
+    )
+    rerank_depth: int = _setting(30, "Best BM25F matches the second stage reorders.", 1, 10_000)
+    coverage_power: float = _setting(
+        2.0, "Score times (matched query words / all query words) to this power.", 0, 100
+    )
+    coverage_max_words: int = _setting(
+        6, "Coverage applies to queries of at most this many counted words (long ones: no).", 0
+    )
+    proximity_boost: float = _setting(
+        0.0, "Weight of adjacent query words found near each other (3 words apart at most)."
+    )
+    exact_bonus: float = _setting(
+        0.5, "Score times 1 + this when the joined query is in the host or URL path.", 0, 100
+    )
+    authority_weight: float = _setting(
+        0.1, "Score times 1 + this times the page's authority (0..1).", 0, 100
+    )
+    quality_weight: float = _setting(
+        0.3, "Score times 1 + this times the page's quality (0..1).", 0, 100
+    )
+    navigational: int = _setting(
+        1,
+        "1: a home page whose host names the query, or a page titled so, comes first; 0: off.",
+        0,
+        1,
+    )
+    query_lang: str = _setting(
+        "", "Language queries are analysed in (ISO 639-1); empty: every indexed language."
+    )
     per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)
     max_per_page: int = _setting(100, "Most search results one page may hold.", 1, 1000)
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)

@@ -1,16 +1,26 @@
 """PageRecord -> the fields of one index document. Pure.
 
-Fields and how they are analysed:
+Text is analysed here, in Python, by the page's language (trawl.analysis),
+and handed to the engine as space-separated terms: one analysis for pages and
+queries, whatever the language, and the engine only splits on spaces.
 
-    url         raw       stored  the page's identity; upserts delete by this term
-    title       en_stem   stored  <title>, else the first H1
-    headings    en_stem   stored  H1s, H2s and the meta description
-    body        en_stem   stored  main text; stored for snippets
-    anchors     en_stem           anchor texts of links from other pages to this one
-    url_tokens  en_stem           words of the URL path: /sql-createindex.html -> sql createindex
-    host        default           host name split on dots: www.postgresql.org -> www postgresql org
-    lang        raw       stored  ISO 639-1 code
-    discussed   raw       stored  "Discussed on" entries as JSON, shown with the result
+    url         raw         the page's identity; upserts delete by this term
+    title       terms       <title>, else the first H1
+    headings    terms       H1s, H2s and the meta description
+    body        terms       main text
+    anchors     terms       anchor texts of links from other pages to this one
+    url_tokens  folded      words of the URL path, also joined: /sql-createindex -> sqlcreateindex
+    host        folded      host labels, split and whole: a-b.com -> a b ab com
+    plain       folded      unstemmed words of title, headings and body (the cascade's last step)
+    site        raw         the host and each parent domain, for site:
+    lang        raw         ISO 639-1 code
+    modified_source raw     page, sitemap or http
+    modified    date, fast  for after:/before: and sorting by date
+    authority, quality  f64, fast   rerank priors
+    meta        bytes       title, host, lang, modified, joined by U+001F (ranking reads it often)
+    text        bytes       the main text, for snippets
+    terms       bytes       the page's distinct terms, for the rerank's coverage
+    discussed   bytes       "Discussed on" entries as JSON, shown with the result
 """
 
 from __future__ import annotations
@@ -18,31 +28,70 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from datetime import UTC
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from trawl.analysis.text import fold, language_code, stem_text, words
 from trawl.records import Discussion, PageRecord
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
 _WORDS = re.compile(r"[^\W_]+")
 _NOISE_SUFFIXES = frozenset({"html", "htm", "php", "asp", "aspx", "jsp", "index"})
+SEPARATOR = "\x1f"
+_SEPARATOR = SEPARATOR
 
 
-def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, str]:
+def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, Any]:
     parts = urlsplit(record.url)
+    web = parts.scheme in {"http", "https"}
+    lang = language_code(record.lang)
     headings = list(record.headings)
     if record.description:
         headings.append(record.description)
-    return {
+    title = record.title or (record.headings[0] if record.headings else "")
+    host = (parts.hostname or "") if web else ""
+    # Words are found once per part and serve both the stemmed and the plain fields.
+    title_words, heading_words = words(title), words("\n".join(headings))
+    text_words = words(record.text)
+    title_terms = stem_text(title_words, lang)
+    heading_terms = stem_text(heading_words, lang)
+    # The title belongs to the text as well: a page whose title holds a word is about it,
+    # even when its body is short or empty (measured: CACM nDCG@10 0.40 -> 0.46).
+    body_terms = f"{title_terms} {stem_text(text_words, lang)}"
+    anchor_terms = stem_text(words("\n".join(anchors)), lang)
+    url_terms = fold(" ".join(url_path_words(parts.path))) if web else ""
+    host_terms = " ".join(host_words(host))
+    distinct = set(f"{heading_terms} {body_terms} {anchor_terms} {url_terms} {host_terms}".split())
+    modified = record.modified
+    if modified is not None and modified.tzinfo is None:
+        modified = modified.replace(tzinfo=UTC)
+    # Unit-separator-joined, not JSON: read for a hundred pages a query, and split is cheaper.
+    meta = _SEPARATOR.join(
+        [title.replace(_SEPARATOR, " "), host, lang, modified.isoformat() if modified else ""]
+    )
+    fields: dict[str, Any] = {
         "url": record.url,
-        "title": record.title or (record.headings[0] if record.headings else ""),
-        "headings": "\n".join(headings),
-        "body": record.text,
-        "anchors": "\n".join(anchors),
-        "url_tokens": " ".join(url_path_words(parts.path)),
-        "host": (parts.hostname or "").replace(".", " "),
-        "lang": record.lang or "",
-        "discussed": discussions_field(record.discussed_on),
+        "title": title_terms,
+        "headings": heading_terms,
+        "body": body_terms,
+        "anchors": anchor_terms,
+        "url_tokens": url_terms,
+        "host": host_terms,
+        "plain": fold(" ".join([*title_words, *heading_words, *text_words])),
+        "site": parent_domains(host),
+        "lang": lang,
+        "modified_source": record.modified_source or "",
+        "authority": float(record.authority),
+        "quality": float(record.quality),
+        "meta": meta.encode("utf-8"),
+        "text": record.text.encode("utf-8"),
+        "terms": (" " + " ".join(distinct) + " ").encode("utf-8"),
+        "discussed": discussions_field(record.discussed_on).encode("utf-8"),
     }
+    if modified is not None:
+        fields["modified"] = modified
+    return fields
 
 
 def discussions_field(discussions: Sequence[Discussion]) -> str:
@@ -57,8 +106,30 @@ def discussions_from_field(text: str) -> tuple[Discussion, ...]:
 
 def url_path_words(path: str) -> list[str]:
     """Words of a URL path, without file suffixes that say nothing about the page."""
-    words = _WORDS.findall(unquote(path).lower())
+    found = _WORDS.findall(unquote(path).lower())
     # Keep the joined form too ("create-index" -> "createindex"): seed 002's URL concatenation.
     joined = [w.replace("-", "").replace("_", "") for w in re.split(r"[/.]", unquote(path).lower())]
-    extra = [j for j in joined if j and j not in words and _WORDS.fullmatch(j)]
-    return [w for w in words + extra if w not in _NOISE_SUFFIXES]
+    extra = [j for j in joined if j and j not in found and _WORDS.fullmatch(j)]
+    return [w for w in found + extra if w not in _NOISE_SUFFIXES]
+
+
+def host_words(host: str) -> list[str]:
+    """Host labels split at hyphens: anne-hathaway.com -> anne hathaway annehathaway com."""
+    out: list[str] = []
+    for label in host.lower().split("."):
+        parts = words(label)
+        out.extend(fold(p) for p in parts)
+        if len(parts) > 1:
+            out.append(fold("".join(parts)))
+    return out
+
+
+def parent_domains(host: str) -> list[str]:
+    """www.postgresql.org -> www.postgresql.org, postgresql.org, org."""
+    labels = host.lower().split(".") if host else []
+    return [".".join(labels[i:]) for i in range(len(labels))]
+
+
+def is_home_page(url: str) -> bool:
+    path = urlsplit(url).path
+    return path in {"", "/", "/index.html", "/index.htm", "/index.php"}

@@ -3,8 +3,11 @@
 Segments are immutable files, so a reader (``trawl serve``) keeps answering
 while a writer commits, and picks the new commit up on ``reload``. A small
 ``trawl-schema.json`` beside the segments records the schema version: an
-index built by another version is refused with a clear error instead of
-answering wrongly.
+index built by another version is refused with a clear error (``trawl index``
+rebuilds it) instead of answering wrongly.
+
+Text arrives analysed (index/documents.py), so every text field uses the
+engine's whitespace tokenizer: the engine never stems or lower-cases.
 """
 
 from __future__ import annotations
@@ -13,31 +16,59 @@ import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import tantivy
 
+from trawl.analysis.text import STEMMED_LANGUAGES
 from trawl.errors import SearchIndexError
-from trawl.index.documents import TEXT_FIELDS, discussions_from_field, index_fields
+from trawl.index.documents import (
+    SEPARATOR,
+    TEXT_FIELDS,
+    discussions_from_field,
+    index_fields,
+)
+from trawl.index.spec import (
+    AllOf,
+    AnyOf,
+    Boosts,
+    Filters,
+    Lookup,
+    Near,
+    Node,
+    Phrase,
+    PlainWord,
+    Word,
+)
 from trawl.records import Discussion, PageRecord
 
-SCHEMA_VERSION = 3  # 2: anchors field; 3: discussed field
+# 2: anchors; 3: discussed; 4: terms analysed per language in Python, priors, dates, plain, site
+SCHEMA_VERSION = 4
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
+_PHRASE_FIELDS = ("title", "headings", "body", "anchors")
+_LOOKUP_FIELDS = ("host", "url_tokens")
+_UNSTEMMED = frozenset(_LOOKUP_FIELDS)
+_BUILT_MAX = 4096  # engine queries kept for reuse
+_SHOULD = tantivy.Occur.Should
+_MUST = tantivy.Occur.Must
+_MUST_NOT = tantivy.Occur.MustNot
 
 
 def _schema() -> Any:
     b = tantivy.SchemaBuilder()
     b.add_text_field("url", stored=True, tokenizer_name="raw")
-    b.add_text_field("title", stored=True, tokenizer_name="en_stem")
-    b.add_text_field("headings", stored=True, tokenizer_name="en_stem")
-    b.add_text_field("body", stored=True, tokenizer_name="en_stem")
-    b.add_text_field("anchors", stored=False, tokenizer_name="en_stem")
-    b.add_text_field("url_tokens", stored=False, tokenizer_name="en_stem")
-    b.add_text_field("host", stored=False, tokenizer_name="default")
-    b.add_text_field("lang", stored=True, tokenizer_name="raw")
-    b.add_text_field("discussed", stored=True, tokenizer_name="raw")
+    for name in (*TEXT_FIELDS, "plain"):
+        b.add_text_field(name, stored=False, tokenizer_name="whitespace")
+    for name in ("site", "lang", "modified_source"):
+        b.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
+    b.add_date_field("modified", stored=False, indexed=True, fast=True)
+    b.add_float_field("authority", stored=False, indexed=False, fast=True)
+    b.add_float_field("quality", stored=False, indexed=False, fast=True)
+    for name in ("meta", "text", "terms", "discussed"):
+        b.add_bytes_field(name, stored=True, indexed=False)
     return b.build()
 
 
@@ -57,7 +88,14 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
         elif not create:
             raise SearchIndexError(f"no index at {path}: crawl a site first")
         path.mkdir(parents=True, exist_ok=True)
-        index = tantivy.Index(_schema(), path=str(path), reuse=True)
+        try:
+            index = tantivy.Index(_schema(), path=str(path), reuse=True)
+        except ValueError:
+            if not replace:
+                raise
+            shutil.rmtree(path)  # same version number, other fields: a rebuild starts over
+            path.mkdir(parents=True)
+            index = tantivy.Index(_schema(), path=str(path), reuse=True)
         marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:
@@ -67,11 +105,11 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
 class IndexWriter:
     """Adds, replaces and removes pages. Changes are visible after ``commit``."""
 
-    def __init__(self, path: Path, *, fresh: bool = False) -> None:
+    def __init__(self, path: Path, *, fresh: bool = False, threads: int = 1) -> None:
         """``fresh``: start from an empty index (``trawl index``), whatever was there."""
         self._index = _open(path, create=True, replace=fresh)
         try:
-            self._writer = self._index.writer(_WRITER_HEAP, 1)
+            self._writer = self._index.writer(_WRITER_HEAP, threads)
         except ValueError as e:  # the writer lock is held by another process
             raise SearchIndexError(f"index at {path} is being written by another process") from e
         if fresh:
@@ -80,6 +118,10 @@ class IndexWriter:
 
     def upsert(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
         self._writer.delete_documents_by_term("url", record.url)
+        self.add(record, anchors)
+
+    def add(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
+        """Add a page known to be absent (a fresh index): no delete first."""
         self._writer.add_document(tantivy.Document(**index_fields(record, anchors)))
         self.pending += 1
 
@@ -99,88 +141,238 @@ class IndexWriter:
 
 @dataclass(frozen=True, slots=True)
 class IndexHit:
+    """A matched page with what ranking and display need; ``address`` is valid until reload."""
+
     url: str
     title: str
+    host: str
     lang: str
-    score: float
-    fragment: str  # plain text around the matched terms, "" when the body had none
-    highlights: tuple[tuple[int, int], ...]  # character offsets into fragment
-    lead: str  # the body's first characters, shown when the body holds no match
+    text: str
+    terms: str  # the page's distinct terms, space-separated, with a space at each end
+    modified: datetime | None
+    authority: float
+    quality: float
+    score: float  # the engine's BM25F score, or 0 when sorted by date
     discussed_on: tuple[Discussion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class IndexResults:
     total: int
-    hits: tuple[IndexHit, ...]
+    addresses: tuple[tuple[float, Any], ...]  # (score, engine address), best first
 
 
 class IndexReader:
-    """Read-only view; ``search`` always sees the latest commit."""
+    """Read-only view; ``reload`` picks up the latest commit."""
 
     def __init__(self, path: Path) -> None:
         self._index = _open(path, create=False)
         self._schema = self._index.schema
+        self._searcher = self._index.searcher()
+        self._languages: tuple[str | None, ...] | None = None
+        self._built: dict[tuple[object, ...], Any] = {}
+
+    def reload(self) -> None:
+        self._index.reload()
+        searcher = self._index.searcher()
+        if searcher.num_docs != self._searcher.num_docs:
+            self._languages = None
+        self._searcher = searcher
 
     def num_docs(self) -> int:
-        self._index.reload()
-        return int(self._index.searcher().num_docs)
+        self.reload()
+        return int(self._searcher.num_docs)
+
+    @property
+    def size(self) -> int:
+        """Documents in the view last loaded (no reload)."""
+        return int(self._searcher.num_docs)
+
+    def doc_freq(self, field: str, term: str) -> int:
+        return int(self._searcher.doc_freq(field, term))
+
+    def languages(self) -> tuple[str | None, ...]:
+        """Analyses the pages were indexed with: stemmed language codes, None for the rest."""
+        if self._languages is None:
+            found: list[str | None] = []
+            counted = 0
+            for code in sorted(STEMMED_LANGUAGES):
+                df = self.doc_freq("lang", code)
+                if df:
+                    found.append(code)
+                    counted += df
+            if counted < self.size:
+                found.append(None)
+            self._languages = tuple(found)
+        return self._languages
 
     def search(
         self,
-        words: str,
+        node: Node,
+        filters: Filters,
+        boosts: Boosts,
         *,
-        conjunction: bool,
-        boosts: dict[str, float],
         limit: int,
-        offset: int,
-        snippet_chars: int,
+        offset: int = 0,
+        by_date: bool = False,
+        count: bool = True,
     ) -> IndexResults:
-        """Match ``words`` (plain words, no query syntax) over the text fields.
+        query = self._query(node, boosts)
+        if not filters.empty:
+            query = tantivy.Query.boolean_query(
+                [(_MUST, query), *((_MUST, q) for q in self._filters(filters))]
+            )
+        try:
+            if by_date:
+                found = self._searcher.search(
+                    query, limit, count=count, offset=offset, order_by_field="modified"
+                )
+                pairs = tuple((0.0, address) for _, address in found.hits)
+            else:
+                found = self._searcher.search(query, limit, count=count, offset=offset)
+                pairs = tuple((float(score), address) for score, address in found.hits)
+        except ValueError as e:
+            raise SearchIndexError(f"search failed: {e}") from e
+        return IndexResults(total=int(found.count or 0) if count else len(pairs), addresses=pairs)
 
-        Analysis is the fields' own (tantivy parses with each field's
-        tokenizer), so query and document terms are stemmed alike.
-        """
-        self._index.reload()
-        query = self._index.parse_query(
-            words,
-            list(TEXT_FIELDS),
-            field_boosts=boosts,
-            conjunction_by_default=conjunction,
-        )
-        searcher = self._index.searcher()
-        found = searcher.search(query, limit, count=True, offset=offset)
-        snippets = tantivy.SnippetGenerator.create(searcher, query, self._schema, "body")
-        snippets.set_max_num_chars(snippet_chars)
+    def fetch(self, addresses: Sequence[tuple[float, Any]]) -> list[IndexHit]:
+        """The stored page behind each address, with its priors."""
+        if not addresses:
+            return []
+        docs = [self._searcher.doc(address) for _, address in addresses]
+        only = [address for _, address in addresses]
+        authority = self._searcher.fast_field_values("authority", only)
+        quality = self._searcher.fast_field_values("quality", only)
         hits = []
-        for score, address in found.hits:
-            doc = searcher.doc(address)
-            snippet = snippets.snippet_from_doc(doc)
-            fragment = snippet.fragment()
+        for (score, _), doc, auth, qual in zip(addresses, docs, authority, quality, strict=True):
+            title, host, lang, modified = bytes(doc.get_first("meta")).decode().split(SEPARATOR)
             hits.append(
                 IndexHit(
-                    url=_first(doc, "url"),
-                    title=_first(doc, "title"),
-                    lang=_first(doc, "lang"),
-                    score=float(score),
-                    fragment=fragment,
-                    highlights=_char_ranges(fragment, snippet.highlighted()),
-                    lead=_first(doc, "body")[:snippet_chars],
-                    discussed_on=discussions_from_field(_first(doc, "discussed")),
+                    url=str(doc.get_first("url")),
+                    title=title,
+                    host=host,
+                    lang=lang,
+                    text=bytes(doc.get_first("text")).decode("utf-8"),
+                    terms=bytes(doc.get_first("terms")).decode("utf-8"),
+                    modified=datetime.fromisoformat(modified) if modified else None,
+                    authority=float(auth or 0.0),
+                    quality=float(qual or 0.0),
+                    score=score,
+                    discussed_on=discussions_from_field(
+                        bytes(doc.get_first("discussed") or b"").decode("utf-8")
+                    ),
                 )
             )
-        return IndexResults(total=int(found.count), hits=tuple(hits))
+        return hits
+
+    # Translation of the engine-neutral tree (index/spec.py) into tantivy queries.
+
+    def _query(self, node: Node, boosts: Boosts) -> Any:
+        # The cascade asks for the same words twice (all, then any): build each once.
+        key = (node, boosts.lookup, *boosts.fields.items())
+        query = self._built.get(key)
+        if query is None:
+            if len(self._built) > _BUILT_MAX:
+                self._built.clear()
+            query = self._built[key] = self._build(node, boosts)
+        return query
+
+    def _build(self, node: Node, boosts: Boosts) -> Any:
+        match node:
+            case Word(stems=stems, plain=plain):
+                clauses = [
+                    self._term(field, term, boost)
+                    for field, boost in boosts.fields.items()
+                    if boost > 0
+                    for term in ((plain,) if field in _UNSTEMMED and plain else stems)
+                ]
+                return _any(clauses)
+            case PlainWord(form=form):
+                return self._term("plain", form, 1.0)
+            case Phrase(variants=variants):
+                return _any(
+                    [
+                        self._phrase(field, terms, boosts.fields.get(field, 1.0))
+                        for terms in variants
+                        for field in _PHRASE_FIELDS
+                        if boosts.fields.get(field, 1.0) > 0
+                    ]
+                )
+            case Near(pairs=pairs, slop=slop, boost=boost):
+                return _any(
+                    [
+                        tantivy.Query.boost_query(
+                            tantivy.Query.phrase_query(self._schema, field, list(pair), slop),
+                            boost * boosts.fields.get(field, 1.0),
+                        )
+                        for pair in pairs
+                        for field in ("title", "body")
+                        if boosts.fields.get(field, 1.0) > 0
+                    ]
+                )
+            case Lookup(forms=forms):
+                return _any(
+                    [
+                        self._term(field, form, boosts.lookup * boosts.fields.get(field, 1.0))
+                        for form in forms
+                        for field in _LOOKUP_FIELDS
+                    ]
+                )
+            case AllOf(children=children, excluded=excluded, optional=optional):
+                subqueries = [(_MUST, self._query(c, boosts)) for c in children]
+                if not subqueries:
+                    subqueries = [(_MUST, tantivy.Query.all_query())]
+                subqueries += [(_MUST_NOT, self._query(c, boosts)) for c in excluded]
+                subqueries += [(_SHOULD, self._query(c, boosts)) for c in optional]
+                return tantivy.Query.boolean_query(subqueries)
+            case AnyOf(children=children):
+                return _any([self._query(c, boosts) for c in children])
+        raise SearchIndexError(f"cannot translate query node {node!r}")  # pragma: no cover
+
+    def _term(self, field: str, term: str, boost: float) -> Any:
+        query = tantivy.Query.term_query(self._schema, field, term)
+        return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
+
+    def _phrase(self, field: str, terms: Sequence[str], boost: float) -> Any:
+        if len(terms) == 1:
+            return self._term(field, terms[0], boost)
+        query = tantivy.Query.phrase_query(self._schema, field, list(terms))
+        return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
+
+    def _filters(self, filters: Filters) -> list[Any]:
+        out = []
+        if filters.sites:
+            out.append(self._terms("site", [s.lower().strip(".") for s in filters.sites]))
+        if filters.lang:
+            out.append(self._terms("lang", [filters.lang]))
+        if filters.modified_sources:
+            out.append(self._terms("modified_source", list(filters.modified_sources)))
+        if filters.after or filters.before:
+            out.append(
+                tantivy.Query.range_query(
+                    self._schema,
+                    "modified",
+                    tantivy.FieldType.Date,
+                    _utc(filters.after),
+                    _utc(filters.before),
+                    include_upper=filters.before is None,
+                )
+            )
+        return [tantivy.Query.const_score_query(q, 0.0) for q in out]
+
+    def _terms(self, field: str, values: list[str]) -> Any:
+        return _any([tantivy.Query.term_query(self._schema, field, v) for v in values])
 
 
-def _first(doc: Any, field: str) -> str:
-    values = doc.get_all(field)
-    return str(values[0]) if values else ""
+def _any(clauses: list[Any]) -> Any:
+    if not clauses:
+        return tantivy.Query.empty_query()
+    if len(clauses) == 1:
+        return clauses[0]
+    return tantivy.Query.boolean_query([(_SHOULD, q) for q in clauses])
 
 
-def _char_ranges(fragment: str, ranges: Any) -> tuple[tuple[int, int], ...]:
-    # tantivy reports byte offsets into the UTF-8 fragment; Python slices characters.
-    raw = fragment.encode("utf-8")
-    return tuple(
-        (len(raw[: r.start].decode("utf-8", "ignore")), len(raw[: r.end].decode("utf-8", "ignore")))
-        for r in ranges
-    )
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

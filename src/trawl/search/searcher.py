@@ -1,19 +1,32 @@
-"""Run a search: parse, match all words (else any word), page, snippet.
+"""Run a search: parse, plan, match (the cascade), rerank, page, snippet.
 
-The cascade (seed 000): every word required first; when nothing matches,
-any word, so a query with one absent word still finds partial matches.
+The cascade (seed 000) for plain word queries: every word required; when
+that fills less than the ranking depth, pages with any word follow (their
+coverage keeps them below pages with every word); when no page has any
+word's stem, the unstemmed words are tried. Queries with operators run as
+written. The engine's BM25F top ``rerank_depth`` is reordered by rank.py.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
+from typing import Literal
 
+from trawl.analysis.text import fold, language_code, stem_words
 from trawl.errors import QueryError
-from trawl.index.tantivy_index import IndexReader, IndexResults
+from trawl.index.spec import Boosts
+from trawl.index.tantivy_index import IndexHit, IndexReader, IndexResults
 from trawl.records import Hit, SearchPage
-from trawl.search.query import parse_query
-from trawl.search.snippets import lead, mark
+from trawl.search.plan import Plan, candidate_languages, plan
+from trawl.search.query import ParsedQuery, parse_query
+from trawl.search.rank import QueryShape, RankWeights, rerank
+from trawl.search.snippets import best_fragment, lead, mark
 from trawl.settings import Settings
+
+Sort = Literal["relevance", "date"]
+SORTS = ("relevance", "date")
+_COMMON_SHARE = 0.5  # a word on more pages than this does not count for coverage
 
 
 def field_boosts(settings: Settings) -> dict[str, float]:
@@ -27,6 +40,101 @@ def field_boosts(settings: Settings) -> dict[str, float]:
     }
 
 
+def rank_weights(settings: Settings) -> RankWeights:
+    return RankWeights(
+        coverage_power=settings.coverage_power,
+        coverage_max_words=settings.coverage_max_words,
+        exact_bonus=settings.exact_bonus,
+        authority_weight=settings.authority_weight,
+        quality_weight=settings.quality_weight,
+        navigational=settings.navigational,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    total: int
+    hits: tuple[tuple[float, IndexHit], ...]
+    query: ParsedQuery
+    languages: tuple[str | None, ...]
+
+
+def rank(
+    reader: IndexReader,
+    text: str,
+    settings: Settings,
+    *,
+    limit: int,
+    sort: Sort = "relevance",
+    lang: str | None = None,
+    reload: bool = True,
+    syntax: bool = True,
+) -> Ranked:
+    """The best ``limit`` pages for ``text``, reranked; no snippets (evaluation uses this)."""
+    if sort not in SORTS:
+        raise QueryError(f"sort must be one of {', '.join(SORTS)}")
+    if reload:
+        reader.reload()
+    query = parse_query(text, syntax=syntax)
+    if lang:
+        query = _with_lang(query, lang)
+    languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
+    if query.empty:
+        return Ranked(0, (), query, languages)
+    planned = plan(query, languages, settings.proximity_boost)
+    boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
+    by_date = sort == "date"
+    if by_date:
+        results = _cascade(reader, planned, boosts, limit, by_date)
+        hits = reader.fetch(results.addresses)
+        return Ranked(results.total, tuple((0.0, h) for h in hits), query, languages)
+    depth = settings.rerank_depth
+    results = _cascade(reader, planned, boosts, max(limit, depth), by_date)
+    # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
+    ordered = rerank(reader.fetch(results.addresses[:depth]), _shape(reader, planned),
+                     rank_weights(settings))  # fmt: skip
+    deeper = [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
+    return Ranked(results.total, tuple([*ordered, *deeper][:limit]), query, languages)
+
+
+def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
+    return replace(query, lang=language_code(lang) or None)
+
+
+def _cascade(
+    reader: IndexReader, planned: Plan, boosts: Boosts, depth: int, by_date: bool
+) -> IndexResults:
+    first = reader.search(planned.steps[0], planned.filters, boosts, limit=depth, by_date=by_date)
+    if len(planned.steps) == 1 or first.total >= depth:
+        return first
+    wider = reader.search(planned.steps[1], planned.filters, boosts, limit=depth, by_date=by_date)
+    if wider.total == 0:
+        return reader.search(
+            planned.steps[2], planned.filters, boosts, limit=depth, by_date=by_date
+        )
+    if first.total == 0:
+        return wider
+    seen = {(a.segment_ord, a.doc) for _, a in first.addresses}
+    merged = first.addresses + tuple(
+        p for p in wider.addresses if (p[1].segment_ord, p[1].doc) not in seen
+    )
+    return IndexResults(total=wider.total, addresses=merged[:depth])
+
+
+def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
+    size = max(reader.size, 1)
+    counted = tuple(
+        max((reader.doc_freq("body", s) for s in stems), default=0) <= _COMMON_SHARE * size
+        for stems in planned.stems
+    )
+    return QueryShape(
+        originals=tuple(fold(w) for w in planned.originals),
+        lookups=planned.stems,
+        counted=counted,
+        joined_forms=planned.lookups,
+    )
+
+
 def search(
     reader: IndexReader,
     text: str,
@@ -34,6 +142,8 @@ def search(
     *,
     page: int = 1,
     per_page: int | None = None,
+    sort: Sort = "relevance",
+    lang: str | None = None,
 ) -> SearchPage:
     per_page = settings.per_page if per_page is None else per_page
     if page < 1:
@@ -41,36 +151,25 @@ def search(
     if not 1 <= per_page <= settings.max_per_page:
         raise QueryError(f"per_page must be between 1 and {settings.max_per_page}")
     started = time.perf_counter()
-    query = parse_query(text)
-    if query.empty:
-        return SearchPage(query.text, 0, 0.0, page, per_page, ())
-    words = " ".join(query.words)
-
-    def run(conjunction: bool) -> IndexResults:
-        return reader.search(
-            words,
-            conjunction=conjunction,
-            boosts=field_boosts(settings),
-            limit=per_page,
-            offset=(page - 1) * per_page,
-            snippet_chars=settings.snippet_chars,
-        )
-
-    results = run(conjunction=True)
-    if results.total == 0 and len(query.words) > 1:
-        results = run(conjunction=False)
-    hits = tuple(
-        Hit(
-            url=h.url,
-            title=h.title or h.url,
-            snippet=mark(h.fragment, h.highlights)
-            if h.fragment
-            else lead(h.lead, settings.snippet_chars),
-            score=round(h.score, 4),
-            lang=h.lang or None,
-            discussed_on=h.discussed_on,
-        )
-        for h in results.hits
-    )
+    ranked = rank(reader, text, settings, limit=page * per_page, sort=sort, lang=lang)
+    shown = ranked.hits[(page - 1) * per_page :]
+    hits = tuple(_hit(score, h, ranked, settings) for score, h in shown)
     took_ms = round((time.perf_counter() - started) * 1000, 2)
-    return SearchPage(query.text, results.total, took_ms, page, per_page, hits)
+    return SearchPage(ranked.query.text, ranked.total, took_ms, page, per_page, hits)
+
+
+def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit:
+    lang = hit.lang or None
+    terms = frozenset(t for w in ranked.query.words for t in (*stem_words([w], lang), fold(w)))
+    fragment, ranges = best_fragment(
+        hit.text, terms, lambda w: stem_words([w], lang)[0], settings.snippet_chars
+    )
+    return Hit(
+        url=hit.url,
+        title=hit.title or hit.url,
+        snippet=mark(fragment, ranges) if fragment else lead(hit.text, settings.snippet_chars),
+        score=round(score, 4),
+        lang=lang,
+        discussed_on=hit.discussed_on,
+        modified=hit.modified,
+    )

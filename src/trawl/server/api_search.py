@@ -21,7 +21,7 @@ from trawl.store.base import Store
 
 router = APIRouter()
 
-SORTS = ("relevance", "newest", "oldest")
+SORTS = ("relevance", "date")  # date: newest first (the searcher's own choices)
 # Filters the searcher may or may not take yet (they land with the ranking work):
 # a filter it does not take is not applied, and the answer says so.
 FILTERS = ("site", "lang", "sort", "after", "before")
@@ -91,7 +91,9 @@ def api_search(
     lang: Annotated[
         str | None, Query(pattern=r"^[a-z]{2,3}$", description="Only pages in this language.")
     ] = None,
-    sort: Annotated[Literal["relevance", "newest", "oldest"], Query()] = "relevance",
+    sort: Annotated[
+        Literal["relevance", "date"], Query(description="relevance, or date: newest first.")
+    ] = "relevance",
     after: Annotated[date | None, Query(description="Modified on or after this day.")] = None,
     before: Annotated[date | None, Query(description="Modified before this day.")] = None,
 ) -> dict[str, Any]:

@@ -1,0 +1,95 @@
+"""Text -> index terms, chosen by language. Pure.
+
+One pipeline for pages and queries alike, so a query word meets the page word
+it came from: split into words (letters and digits), lower-case, stem with the
+language's Snowball stemmer (PyStemmer; our own light stemmer for Icelandic),
+then fold accents, so "Kärlek", "karlek" and "KÄRLEK" are one term. Stemming
+comes before folding because the Snowball stemmers expect the language's own
+letters (Danish needs its "ø" to find an ending). Languages with no stemmer
+are only folded.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import cache
+
+import Stemmer
+
+from trawl.analysis.icelandic import stem_icelandic
+
+WORD = re.compile(r"[^\W_]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+# ISO 639-1 code -> Snowball algorithm in PyStemmer.
+SNOWBALL = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "da": "danish",
+    "nl": "dutch", "en": "english", "fi": "finnish", "fr": "french", "de": "german",
+    "el": "greek", "hi": "hindi", "hu": "hungarian", "id": "indonesian", "ga": "irish",
+    "it": "italian", "lt": "lithuanian", "ne": "nepali", "no": "norwegian",
+    "nb": "norwegian", "nn": "norwegian", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish", "yi": "yiddish",
+}  # fmt: skip
+STEMMED_LANGUAGES = frozenset({*SNOWBALL, "is"})
+# Characters NFKD does not split into a base letter and a mark, folded by hand.
+_FOLD_EXTRA = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ð": "d", "þ": "th", "ß": "ss"})
+
+
+def language_code(lang: str | None) -> str:
+    """The primary subtag of a language tag: "da-DK" -> "da", "" when none."""
+    if not lang:
+        return ""
+    return lang.strip().lower().replace("_", "-").split("-", 1)[0]
+
+
+def fold(text: str) -> str:
+    """Accents and ligatures folded to ASCII letters where a plain form exists."""
+    if text.isascii():
+        return text
+    return _NON_ASCII.sub(_fold_run, text)
+
+
+def _fold_run(found: re.Match[str]) -> str:
+    decomposed = unicodedata.normalize("NFKD", found.group().translate(_FOLD_EXTRA))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words, in order."""
+    return WORD.findall(text.lower())
+
+
+@cache
+def _stemmer(code: str) -> Callable[[list[str]], list[str]] | None:
+    if code == "is":
+        return lambda ws: [stem_icelandic(w) for w in ws]
+    algorithm = SNOWBALL.get(code)
+    if algorithm is None:
+        return None
+    return Stemmer.Stemmer(algorithm).stemWords  # type: ignore[no-any-return]
+
+
+def stem_words(ws: Sequence[str], lang: str | None) -> list[str]:
+    """Stems of lower-cased words, folded; only folded when the language has no stemmer."""
+    stem = _stemmer(language_code(lang))
+    stemmed = stem(list(ws)) if stem is not None else list(ws)
+    return [fold(w) for w in stemmed]
+
+
+def stem_text(ws: Sequence[str], lang: str | None) -> str:
+    """Stems of lower-cased words, space-separated and folded: an index field's value."""
+    stem = _stemmer(language_code(lang))
+    return fold(" ".join(stem(list(ws)) if stem is not None else ws))
+
+
+def terms(text: str, lang: str | None) -> list[str]:
+    """Index terms of a text in a language, in order (positions kept for phrases)."""
+    return stem_words(words(text), lang)
+
+
+def plain_terms(text: str) -> list[str]:
+    """Folded, unstemmed words: the last step of the search cascade matches these."""
+    return [fold(w) for w in words(text)]

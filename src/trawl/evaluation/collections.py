@@ -1,0 +1,123 @@
+"""Judged test collections read from disk: BEIR folders and SMART-format classics.
+
+Each reader returns documents (id, title, text), queries (id -> text) and
+qrels (query id -> doc id -> gain). The SMART quirks are those listed in
+shared/data/ir/README: Cranfield numbers its judged queries by position and
+grades 1 (best) to 4 with -1 for none; CACM's query file ends with a
+sentinel ``.I 0``; CISI and CACM judgments are binary.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from trawl.errors import TrawlError
+
+
+class CollectionError(TrawlError):
+    """A folder that is not a collection we can read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    name: str
+    docs: list[tuple[str, str, str]]  # (id, title, text)
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+def read_beir(folder: Path, split: str = "test") -> Collection:
+    corpus, queries_file = folder / "corpus.jsonl", folder / "queries.jsonl"
+    qrels_file = folder / "qrels" / f"{split}.tsv"
+    for needed in (corpus, queries_file, qrels_file):
+        if not needed.is_file():
+            raise CollectionError(f"{folder} is not a BEIR folder: {needed.name} missing")
+    docs = []
+    with corpus.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                d = json.loads(line)
+                docs.append((str(d["_id"]), d.get("title") or "", d.get("text") or ""))
+    qrels: dict[str, dict[str, int]] = {}
+    with qrels_file.open(encoding="utf-8") as f:
+        for row in csv.reader(f, delimiter="\t"):
+            if len(row) < 3 or not row[2].lstrip("-").isdigit():
+                continue  # the header
+            qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    queries = {}
+    with queries_file.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                q = json.loads(line)
+                if str(q["_id"]) in qrels:
+                    queries[str(q["_id"])] = q["text"]
+    return Collection(folder.name, docs, queries, qrels)
+
+
+_SMART_FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
+
+
+def _smart_records(path: Path) -> list[tuple[str, dict[str, str]]]:
+    records: list[tuple[str, dict[str, str]]] = []
+    current: dict[str, list[str]] = {}
+    field = ""
+    ident = ""
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        found = _SMART_FIELD.match(line)
+        if found and found.group(1) == "I":
+            if ident:
+                records.append((ident, {k: " ".join(v).strip() for k, v in current.items()}))
+            ident, current, field = (found.group(2) or "").strip(), {}, ""
+        elif found:
+            field = found.group(1)
+            current.setdefault(field, [])
+        elif field:
+            current[field].append(line)
+    if ident:
+        records.append((ident, {k: " ".join(v).strip() for k, v in current.items()}))
+    return records
+
+
+def read_smart(folder: Path) -> Collection:
+    """Cranfield, CISI or CACM, recognised by their file names."""
+    names = {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+    if "cran.all.1400" in names:
+        return _smart(folder, "cran.all.1400", "cran.qry", "cranqrel", by_position=True)
+    if "CISI.ALL" in names:
+        return _smart(folder, "CISI.ALL", "CISI.QRY", "CISI.REL", by_position=False)
+    if "cacm.all" in names:
+        return _smart(folder, "cacm.all", "query.text", "qrels.text", by_position=False)
+    raise CollectionError(f"{folder}: no Cranfield, CISI or CACM files found")
+
+
+def _smart(folder: Path, docs_file: str, queries_file: str, qrels_file: str, *,
+           by_position: bool) -> Collection:  # fmt: skip
+    docs = [
+        (ident, fields.get("T", ""), fields.get("W", ""))
+        for ident, fields in _smart_records(folder / docs_file)
+    ]
+    queries = {}
+    for position, (ident, fields) in enumerate(_smart_records(folder / queries_file), 1):
+        if ident == "0" or not fields.get("W"):
+            continue  # CACM's sentinel
+        queries[str(position) if by_position else str(int(ident))] = fields["W"]
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (folder / qrels_file).read_text().splitlines():
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        query, doc = str(int(parts[0])), str(int(parts[1]))
+        if by_position:  # Cranfield: grade 1 (complete answer) .. 4, -1 no judgment
+            grade = int(parts[2])
+            if grade < 1:
+                continue
+            gain = 5 - grade
+        else:
+            gain = 1
+        qrels.setdefault(query, {})[doc] = gain
+    queries = {q: t for q, t in queries.items() if q in qrels}
+    return Collection(folder.name, docs, queries, qrels)

@@ -1,0 +1,98 @@
+"""A parsed query -> trees the index can run, one per step of the cascade.
+
+Each word is analysed in every candidate language (the lang: operator or the
+``query_lang`` setting, else every language the index holds) and matches any
+of the stems: the page's own analysis decided which one it carries.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trawl.analysis.lookup import concatenations
+from trawl.analysis.text import fold, language_code, stem_words
+from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, PlainWord, Word
+from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
+
+Languages = Sequence[str | None]
+_NEAR_SLOP = 3  # words allowed between two adjacent query words
+_LOOKUP_MAX_WORDS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    steps: tuple[Node, ...]  # tried in order; a plain query has all, any, unstemmed
+    filters: Filters
+    originals: tuple[str, ...]  # the words coverage is counted over
+    stems: tuple[tuple[str, ...], ...]  # per original word, its lookup terms (stems, plain form)
+    lookups: tuple[str, ...]  # URL forms: joined adjacent words
+
+
+def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) -> list[str | None]:
+    chosen = query.lang or language_code(setting)
+    if chosen:
+        return [chosen]
+    return list(indexed) or [None]
+
+
+def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
+    """The word's stem in each candidate language."""
+    return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
+
+
+def word_node(word: str, languages: Languages) -> Word:
+    return Word(word_stems(word, languages), plain=fold(word))
+
+
+def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Plan:
+    filters = Filters(
+        sites=query.sites,
+        lang=query.lang,
+        after=query.after,
+        before=query.before,
+        modified_sources=query.modified_sources,
+    )
+    originals = tuple(dict.fromkeys(query.words))
+    stems = tuple((*word_stems(w, languages), fold(w)) for w in originals)
+    # URL forms are for names and sites, which are short; a long query's joined pairs
+    # would only cost clauses.
+    short = len(originals) <= _LOOKUP_MAX_WORDS
+    lookups = tuple(fold(f) for f in concatenations(query.words)) if short else ()
+    extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
+    if proximity > 0 and len(query.words) > 1:
+        first = [word_stems(w, languages)[0] for w in query.words]
+        pairs = tuple(dict.fromkeys(itertools.pairwise(first)))
+        extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity))
+    if query.expr is None:
+        return Plan((AllOf(()),), filters, (), (), ())
+    if query.plain:
+        # Repeated words count again, as BM25's query term frequency would have them.
+        words = [word_node(w, languages) for w in query.words]
+        steps: tuple[Node, ...] = (
+            AllOf(tuple(words), optional=extra),
+            AnyOf((*words, *extra)),
+            AnyOf(tuple(PlainWord(fold(w)) for w in originals)),
+        )
+    else:
+        steps = (_node(query.expr, languages, extra),)
+    return Plan(steps, filters, originals, stems, lookups)
+
+
+def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:
+    match expr:
+        case Term(words=words, phrase=True):
+            variants = tuple(dict.fromkeys(tuple(stem_words(words, lang)) for lang in languages))
+            return Phrase(variants)
+        case Term(words=words):
+            return word_node(words[0], languages)
+        case Not(child=child):
+            return AllOf((), excluded=(_node(child, languages),))
+        case And(children=children):
+            positive = tuple(_node(c, languages) for c in children if not isinstance(c, Not))
+            negative = tuple(_node(c.child, languages) for c in children if isinstance(c, Not))
+            return AllOf(positive, excluded=negative, optional=extra)
+        case Or(children=children):
+            return AnyOf((*(_node(c, languages) for c in children), *extra))
+    raise AssertionError(expr)  # pragma: no cover
