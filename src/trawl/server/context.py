@@ -17,8 +17,8 @@ from trawl.server.crawls import CrawlManager
 from trawl.server.metrics import Metrics
 from trawl.server.ratelimit import RateLimits
 from trawl.settings import Settings
+from trawl.store import open_store
 from trawl.store.base import Store
-from trawl.store.sqlite import SQLiteStore
 
 # Checks external URLs with header-only requests under seed 003's rules
 # (trawl.pipeline.check_external_headers, by default).
@@ -54,7 +54,7 @@ class Context:
     def store(self) -> Iterator[Store]:
         """A store connection for one request (SQLite connections are not shared
         between the threads FastAPI runs routes in)."""
-        store = SQLiteStore(self.settings.sqlite_path)
+        store = open_store(self.settings)
         try:
             yield store
         finally:

@@ -19,8 +19,8 @@ from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import Conflict, TrawlError
 from trawl.pipeline import CrawlOutcome, crawl
 from trawl.settings import Settings
+from trawl.store import open_store
 from trawl.store.base import Store
-from trawl.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class CrawlManager:
     async def _crawl_all(
         self, run: _Run, batches: Sequence[tuple[str, ...]], settings: Settings, fresh: bool
     ) -> None:
-        store: Store = SQLiteStore(settings.sqlite_path)
+        store: Store = open_store(settings)
         try:
             for urls in batches:
                 run.start_urls = urls
