@@ -20,6 +20,7 @@ SCRIPTS = (
     "render_cost.py",
     "relevance.py",
     "synthetic.py",
+    "service.py",
     "hygiene.py",
 )
 

@@ -310,17 +310,24 @@ def search(
     from trawl.index.tantivy_index import IndexReader
     from trawl.search.searcher import search as run_search
     from trawl.search.snippets import strip_marks
-    from trawl.server.app import page_json
+    from trawl.server.api_search import page_json
+    from trawl.store import open_store
 
     try:
         settings = _settings(config, data=data)
         result = run_search(
             IndexReader(settings.index_path), query, settings, page=page, per_page=limit
         )
+        if as_json:
+            store = open_store(settings)
+            try:
+                answer = page_json(result, store)
+            finally:
+                store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     if as_json:
-        typer.echo(json.dumps(page_json(result), ensure_ascii=False))
+        typer.echo(json.dumps(answer, ensure_ascii=False))
         return
     out = Console(highlight=False)
     out.print(f"{result.total} results ({result.took_ms} ms)")
@@ -646,6 +653,78 @@ def eval_sweep(
     for value, metrics in rows:
         typer.echo("\t".join([value, *(f"{metrics[k]:.4f}" for k in keys)]))
     typer.echo(json.dumps(dict(rows)))
+
+
+keys_app = typer.Typer(no_args_is_help=True, help="API keys for the admin API and pages.")
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option(help="Who or what the key is for.")] = "admin",
+    data: DataOpt = None,
+    store_location: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Make an API key and print it once: only its digest is stored."""
+    from trawl.server.auth import create_key
+    from trawl.store import open_store
+
+    try:
+        store = open_store(_settings(config, data=data, store=store_location))
+        try:
+            key_id, key = create_key(store, name)
+        finally:
+            store.close()
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    err.print(
+        f"key {key_id} ({escape(name)}): send it as the X-API-Key header; it is not shown again"
+    )
+    typer.echo(key)
+
+
+@keys_app.command("list")
+def keys_list(
+    data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
+) -> None:
+    """List API keys by id and name (the keys themselves are not stored)."""
+    from trawl.store import open_store
+
+    try:
+        store = open_store(_settings(config, data=data, store=store_location))
+        try:
+            keys = store.api_keys()
+        finally:
+            store.close()
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    for k in keys:
+        used = "never used" if k.last_used is None else f"last used {k.last_used:.0f}"
+        typer.echo(f"{k.id}\t{k.name}\t{used}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[int, typer.Argument(help="The key's id (see `trawl keys list`).")],
+    data: DataOpt = None,
+    store_location: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Revoke an API key: requests with it are refused from now on."""
+    from trawl.store import open_store
+
+    try:
+        store = open_store(_settings(config, data=data, store=store_location))
+        try:
+            found = store.revoke_api_key(key_id)
+        finally:
+            store.close()
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    if not found:
+        raise _fail(f"no key {key_id}")
+    typer.echo(f"revoked key {key_id}")
 
 
 @app.command("settings")

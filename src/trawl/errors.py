@@ -12,7 +12,14 @@
     ├── SitemapError           a sitemap is malformed, hostile or over a limit
     ├── StoreError             the store cannot be opened or migrated
     ├── SearchIndexError       the index cannot be opened or written
-    └── QueryError             a search request is unusable (bad page number, ...)
+    ├── QueryError             a search request is unusable (bad page number, ...)
+    └── ServiceError           the server refuses a request
+        ├── Unauthorized       no API key, or not a known one
+        ├── NotFound           the site, page or key named does not exist
+        ├── Conflict           a crawl is already running, ...
+        ├── RateLimited        too many requests: try again after ``retry_after`` seconds
+        ├── RequestTooLarge    the request body or URL is over the limit
+        └── Unavailable        a feature this build does not have yet
 
 Library errors (aiohttp, sqlite3, tantivy) are translated into this tree where
 they cross into Trawl, so callers catch one family. The HTTP status for each
@@ -70,3 +77,35 @@ class SearchIndexError(TrawlError):
 
 class QueryError(TrawlError):
     """A search request is unusable as given."""
+
+
+class ServiceError(TrawlError):
+    """The server refuses a request (the HTTP status is chosen in server/errors.py)."""
+
+
+class Unauthorized(ServiceError):
+    """An admin request without a valid API key."""
+
+
+class NotFound(ServiceError):
+    """The site, page or key named does not exist."""
+
+
+class Conflict(ServiceError):
+    """The request clashes with the current state (a crawl is already running)."""
+
+
+class RateLimited(ServiceError):
+    """Too many requests from one client or key."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"rate limit exceeded: try again in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class RequestTooLarge(ServiceError):
+    """A request body or URL over the server's limits."""
+
+
+class Unavailable(ServiceError):
+    """A feature that this build of Trawl does not provide yet."""

@@ -124,6 +124,7 @@ class PageRecord:
     modified: datetime | None = None
     modified_source: str | None = None  # "page", "sitemap" or "http"
     inlinks: int = 0  # links from other pages, counted when a crawl ends
+    headers: tuple[tuple[str, str], ...] = ()  # the response's headers, as received
     # From the page itself, when it is saved (trawl.dedup, trawl.understand):
     text_hash: int | None = None  # exact duplicates: 63-bit hash of the text
     simhash: int | None = None  # near duplicates: 63-bit SimHash of word trigrams
@@ -249,6 +250,94 @@ class HeaderCheck:
     def header(self, name: str) -> str | None:
         lname = name.lower()
         return next((v for k, v in self.headers if k == lname), None)
+
+
+# -- the SEO report (server/ asks, store/ answers) ---------------------------
+
+# Columns the crawl table can be sorted by; each has an index in the store.
+REPORT_SORTS = (
+    "url",
+    "status",
+    "indexability",
+    "title",
+    "word_count",
+    "depth",
+    "inlinks",
+    "lang",
+    "published",
+    "modified",
+    "fetched_at",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportQuery:
+    """One page of the crawl table: filters, order, window."""
+
+    text: str = ""  # contained in the URL or the title
+    status: str = ""  # "200", or a class: "2xx", "3xx", "4xx", "5xx"
+    indexability: str = ""  # a label from understand/indexability
+    lang: str = ""
+    host: str = ""
+    sort: str = "url"  # one of REPORT_SORTS
+    descending: bool = False
+    limit: int = 100
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRow:
+    """A page as the crawl table shows it (no body text)."""
+
+    url: str
+    status: int
+    indexability: str | None
+    title: str
+    word_count: int
+    depth: int
+    inlinks: int
+    redirect_to: str | None
+    canonical: str | None
+    lang: str | None
+    published: str | None
+    modified: str | None
+    modified_source: str | None
+    fetched_at: float
+    content_type: str
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Inlink:
+    """A link to a page, seen from the page that holds it."""
+
+    source: str
+    anchor: str
+    element: str
+    nofollow: bool
+    heading: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalLink:
+    """A link target on another host, with what its last header check found."""
+
+    url: str
+    occurrences: int
+    sources: int  # pages linking to it
+    example_source: str
+    status: int | None = None  # None: never checked; 0: checked, no response
+    location: str | None = None
+    error: str | None = None
+    checked_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    id: int
+    name: str
+    created_at: float
+    last_used: float | None
 
 
 @dataclass(frozen=True, slots=True)

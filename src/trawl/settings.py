@@ -149,6 +149,15 @@ class Settings:
     )
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
+    search_rate_limit: str = _setting(
+        "120/minute", "Searches one client (IP address) may make, as count/second|minute|hour."
+    )
+    admin_rate_limit: str = _setting(
+        "600/minute", "Admin API calls one API key may make, as count/second|minute|hour."
+    )
+    max_request_bytes: int = _setting(
+        65_536, "Largest request body the server accepts; larger ones get a 413.", 1
+    )
 
     @property
     def sqlite_path(self) -> Path:

@@ -1,134 +1,92 @@
-"""The FastAPI application: ``/api/search``, ``/healthz`` and the HTML search page."""
+"""The FastAPI application: wires the routers, the error mapping and the background tasks.
+
+api_search  public: /api/search, /healthz, /opensearch.xml
+api_admin   behind an API key: sites, crawls, the SEO report, header checks
+ui          the browser pages: search, admin, report, metrics
+/metrics    Prometheus text
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
 
-from fastapi import FastAPI, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
-from fastapi.templating import Jinja2Templates
 
 from trawl import __version__
-from trawl.errors import QueryError, SearchIndexError, TrawlError
-from trawl.index.tantivy_index import IndexReader
-from trawl.pipeline import recrawl_sites
-from trawl.records import SearchPage
-from trawl.search.searcher import search
-from trawl.server import errors
+from trawl.errors import TrawlError
+from trawl.pipeline import check_external_headers
+from trawl.server import api_admin, api_search, errors, ui
+from trawl.server.context import Context, HeaderChecker, context_of
+from trawl.server.limits_middleware import RequestLimits
 from trawl.settings import Settings
-from trawl.store import open_store
 
 _HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
 
-
-def page_json(page: SearchPage) -> dict[str, Any]:
-    """The API's answer; ``trawl search --json`` prints the same shape."""
-    return {
-        "query": page.query,
-        "total": page.total,
-        "took_ms": page.took_ms,
-        "page": page.page,
-        "per_page": page.per_page,
-        "results": [
-            {
-                "url": h.url,
-                "title": h.title,
-                "snippet": h.snippet,
-                "score": h.score,
-                "lang": h.lang,
-                "discussed_on": [
-                    {"host": d.host, "url": d.url, "quote": d.quote} for d in h.discussed_on
-                ],
-            }
-            for h in page.hits
-        ],
-    }
+# ``trawl search --json`` prints the API's shape.
+page_json = api_search.page_json
 
 
-class _Index:
-    """Opens the index lazily, so the server starts before the first crawl."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._reader: IndexReader | None = None
-
-    def get(self) -> IndexReader:
-        if self._reader is None:
-            self._reader = IndexReader(self._path)
-        return self._reader
-
-
-async def _recrawl_forever(settings: Settings) -> None:
-    """Re-crawl every enabled site every ``recrawl_hours``, for as long as the server runs."""
+async def _recrawl_forever(context: Context) -> None:
+    """Re-crawl every enabled site every ``recrawl_hours``, for as long as the server runs,
+    through the crawl manager: the admin page shows its progress, and a crawl
+    started by hand is never run twice at once."""
     while True:
-        await asyncio.sleep(settings.recrawl_hours * 3600)
+        await asyncio.sleep(context.settings.recrawl_hours * 3600)
         try:
-            store = open_store(settings)
-            try:
-                await recrawl_sites(settings, store)
-            finally:
-                store.close()
+            with context.store() as store:
+                sites = [s.start_url for s in store.sites() if s.enabled]
+            if sites:
+                context.crawls.start_recrawl(sites)
         except TrawlError as e:  # a crawl already running, a broken store: try next time
-            log.warning("scheduled recrawl failed: %s", e)
+            log.warning("scheduled recrawl skipped: %s", e)
 
 
-def create_app(settings: Settings) -> FastAPI:
+def create_app(
+    settings: Settings, header_checker: HeaderChecker | None = check_external_headers
+) -> FastAPI:
+    """The app; ``header_checker`` answers "Check headers" (None: not offered)."""
+    context = Context(settings, header_checker)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        task = None
+        tasks = [asyncio.create_task(context.metrics.sample_forever())]
         if settings.recrawl_hours > 0:
-            task = asyncio.create_task(_recrawl_forever(settings))
+            tasks.append(asyncio.create_task(_recrawl_forever(context)))
         yield
-        if task is not None:
+        for task in tasks:  # first, so no scheduled recrawl starts while a crawl stops
             task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await context.crawls.close()
 
-    app = FastAPI(title="Trawl", version=__version__, docs_url="/docs", lifespan=lifespan)
+    app = FastAPI(
+        title="Trawl",
+        version=__version__,
+        docs_url="/docs",
+        lifespan=lifespan,
+        description="Search the crawled sites; manage sites, crawls and the SEO report"
+        " with an API key (header X-API-Key, made by `trawl keys create`).",
+    )
+    app.state.context = context
     errors.install(app)
-    index = _Index(settings.index_path)
-    templates = Jinja2Templates(directory=_HERE / "templates")
+    app.add_middleware(RequestLimits, max_body=settings.max_request_bytes)
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
+    app.include_router(api_search.router)
+    app.include_router(api_admin.router)
+    app.include_router(ui.router)
 
-    @app.get("/healthz")
-    def healthz() -> dict[str, Any]:
-        try:
-            docs: int | None = index.get().num_docs()
-        except SearchIndexError:
-            docs = None
-        return {"status": "ok", "version": __version__, "documents": docs}
-
-    @app.get("/api/search")
-    def api_search(
-        q: Annotated[str, Query(max_length=1000, description="the query")],
-        page: Annotated[int, Query(ge=1, le=1000)] = 1,
-        per_page: Annotated[int | None, Query(ge=1, description="results a page")] = None,
-    ) -> dict[str, Any]:
-        return page_json(search(index.get(), q, settings, page=page, per_page=per_page))
-
-    @app.get("/", response_class=HTMLResponse)
-    def home(request: Request, q: str = "", page: str = "1") -> HTMLResponse:
-        context: dict[str, Any] = {"q": q, "result": None, "error": None, "pages": []}
-        status = 200
-        if q.strip():
-            try:
-                number = int(page) if page.isdigit() else 1
-                if number < 1:
-                    raise QueryError("page must be 1 or more")
-                result = search(index.get(), q, settings, page=number)
-                context["result"] = result
-                last = max(1, math.ceil(result.total / result.per_page))
-                context["pages"] = list(range(max(1, number - 4), min(last, number + 4) + 1))
-                context["last_page"] = last
-            except TrawlError as e:
-                context["error"] = str(e)
-                status = errors.status_for(e)
-        return templates.TemplateResponse(request, "search.html", context, status_code=status)
+    @app.get("/metrics", tags=["search"], response_class=Response)
+    def metrics(request: Request) -> Response:
+        """Prometheus text: queries, latency histogram, index size, crawl counters."""
+        body = context_of(request).metrics.prometheus_text()
+        return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return app

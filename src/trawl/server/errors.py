@@ -7,17 +7,42 @@ sends can produce a 500.
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from trawl.errors import InvalidUrl, QueryError, SearchIndexError, TrawlError
+from trawl.errors import (
+    ConfigError,
+    Conflict,
+    InvalidUrl,
+    NotFound,
+    QueryError,
+    RateLimited,
+    RequestTooLarge,
+    SearchIndexError,
+    StoreError,
+    TrawlError,
+    Unauthorized,
+    Unavailable,
+)
+
+log = logging.getLogger(__name__)
 
 STATUS: tuple[tuple[type[TrawlError], int], ...] = (
     (QueryError, 400),
     (InvalidUrl, 400),
+    (ConfigError, 400),  # a crawl option out of bounds, say
+    (Unauthorized, 401),
+    (NotFound, 404),
+    (Conflict, 409),
+    (RequestTooLarge, 413),
+    (RateLimited, 429),
+    (Unavailable, 501),
     (SearchIndexError, 503),  # no index yet, or being rebuilt: try again later
+    (StoreError, 503),
 )
 
 
@@ -25,10 +50,25 @@ def status_for(error: TrawlError) -> int:
     return next((code for cls, code in STATUS if isinstance(error, cls)), 500)
 
 
+def headers_for(error: TrawlError) -> dict[str, str]:
+    if isinstance(error, RateLimited):
+        return {"Retry-After": str(error.retry_after)}
+    if isinstance(error, Unauthorized):
+        return {"WWW-Authenticate": 'ApiKey header="X-API-Key"'}
+    return {}
+
+
+def error_response(error: TrawlError) -> JSONResponse:
+    status = status_for(error)
+    if status >= 500 and status not in {501, 503}:
+        log.error("unexpected error: %s", error)
+    return JSONResponse({"error": str(error)}, status_code=status, headers=headers_for(error))
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(TrawlError)
     async def trawl_error(_: Request, exc: TrawlError) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=status_for(exc))
+        return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def bad_parameters(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -40,4 +80,6 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+        return JSONResponse(
+            {"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers
+        )

@@ -21,12 +21,18 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from trawl.records import (
+    ApiKey,
     CorpusPage,
     CrawlRun,
     CrawlUrl,
+    ExternalLink,
+    HeaderCheck,
+    Inlink,
     Link,
     PageRecord,
     PageSignals,
+    ReportQuery,
+    ReportRow,
     ResourceCheck,
     Site,
 )
@@ -154,6 +160,31 @@ class Store(Protocol):
     def server_error_pages(self, crawl_id: int) -> list[str]: ...
 
     def delete_pages(self, urls: Sequence[str]) -> None: ...
+
+    # -- the service: site admin, API keys, the SEO report
+    def set_site_enabled(self, host: str, enabled: bool) -> bool: ...
+
+    def delete_site(self, host: str) -> list[str] | None: ...
+
+    def add_api_key(self, name: str, digest: str) -> int: ...
+
+    def api_key_by_digest(self, digest: str) -> ApiKey | None: ...
+
+    def api_keys(self) -> list[ApiKey]: ...
+
+    def revoke_api_key(self, key_id: int) -> bool: ...
+
+    def report_pages(self, query: ReportQuery) -> tuple[int, list[ReportRow]]: ...
+
+    def links_to(self, url: str, limit: int = 2000) -> list[Inlink]: ...
+
+    def external_links(
+        self, text: str = "", limit: int = 100, offset: int = 0
+    ) -> tuple[int, list[ExternalLink]]: ...
+
+    def save_header_checks(self, checks: Sequence[HeaderCheck]) -> None: ...
+
+    def status_counts(self) -> dict[int, int]: ...
 
     # -- resource checks (images, scripts, stylesheets... of crawled pages)
     def resource_urls(self, crawl_id: int, limit: int) -> list[str]:

@@ -112,9 +112,36 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX pages_text_hash ON pages(text_hash);
     CREATE INDEX pages_duplicate_of ON pages(duplicate_of);
     """,
-    # 5: reserved for a migration being written on another branch (service); it
-    # replaces this empty placeholder when it lands.
-    "",
+    # 5: the service: API keys, stored response headers, header checks of external
+    # links, and an index on every column the crawl table sorts by (100k-row reports).
+    """
+    CREATE TABLE api_keys (
+        id          INTEGER PRIMARY KEY,
+        name        TEXT NOT NULL,
+        digest      TEXT NOT NULL UNIQUE,   -- sha256 of the key, never the key itself
+        created_at  REAL NOT NULL,
+        last_used   REAL
+    );
+    CREATE TABLE header_checks (
+        url         TEXT PRIMARY KEY,
+        status      INTEGER NOT NULL,       -- 0: no response (see error)
+        location    TEXT,
+        error       TEXT,
+        headers     TEXT NOT NULL DEFAULT '[]',
+        checked_at  REAL NOT NULL
+    ) WITHOUT ROWID;
+    ALTER TABLE pages ADD COLUMN headers TEXT NOT NULL DEFAULT '[]';  -- JSON [[name, value]]
+    CREATE INDEX pages_status ON pages(status);
+    CREATE INDEX pages_indexability ON pages(indexability);
+    CREATE INDEX pages_title ON pages(title);
+    CREATE INDEX pages_word_count ON pages(word_count);
+    CREATE INDEX pages_depth ON pages(depth);
+    CREATE INDEX pages_inlinks ON pages(inlinks);
+    CREATE INDEX pages_lang ON pages(lang);
+    CREATE INDEX pages_published ON pages(published);
+    CREATE INDEX pages_modified ON pages(modified);
+    CREATE INDEX pages_fetched_at ON pages(fetched_at);
+    """,
     # 6: resource checks: the HEAD answer for each image, script, stylesheet...
     """
     CREATE TABLE resources (

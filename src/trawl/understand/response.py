@@ -44,6 +44,7 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
         depth=item.depth,
         fetched_at=result.fetched_at,
         content_type=result.content_type,
+        headers=result.headers,
     )
     location = result.location
     if location is not None:

@@ -1,0 +1,377 @@
+"""The admin API, behind an API key: sites, crawls, the SEO report, header checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from trawl.errors import Conflict, NotFound, Unavailable
+from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline import evict
+from trawl.records import ApiKey, ReportQuery
+from trawl.server import report
+from trawl.server.context import Context, context_of
+from trawl.urls.start import parse_start_url
+
+MAX_CHECKS = 10_000  # external URLs one "Check headers" request may check
+
+
+def require_key(request: Request) -> ApiKey:
+    """Refuse the call without a known API key; count it against the key's rate limit."""
+    return context_of(request).admin_key(request, cookie=True)
+
+
+router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(require_key)])
+
+
+class SiteIn(BaseModel):
+    url: str = Field(min_length=1, max_length=2048, description="The site's start URL.")
+
+
+class CrawlIn(BaseModel):
+    urls: list[Annotated[str, Field(min_length=1, max_length=2048)]] = Field(
+        default_factory=list,
+        max_length=100,
+        description="Start URLs; empty: every enabled site.",
+    )
+    max_pages: int | None = Field(default=None, ge=1, le=1_000_000)
+    max_depth: int | None = Field(default=None, ge=0, le=1000)
+    delay: float | None = Field(default=None, ge=0, le=60)
+    concurrency: int | None = Field(default=None, ge=1, le=100)
+
+
+def _site_json(ctx: Context) -> list[dict[str, Any]]:
+    with ctx.store() as store:
+        return [asdict(s) for s in store.sites()]
+
+
+# -- sites ---------------------------------------------------------------------
+
+
+@router.get("/sites")
+def list_sites(request: Request) -> list[dict[str, Any]]:
+    """Every site, with its start URL and whether scheduled recrawls include it."""
+    return _site_json(context_of(request))
+
+
+@router.post("/sites", status_code=201)
+def add_site(request: Request, site: SiteIn) -> dict[str, Any]:
+    """Add a site by its start URL (https:// is added when no scheme is given)."""
+    url = parse_start_url(site.url)
+    ctx = context_of(request)
+    with ctx.store() as store:
+        store.add_site(url)
+        host = url.split("://", 1)[-1].split("/", 1)[0]
+        found = next(s for s in store.sites() if s.host == host)
+    return asdict(found)
+
+
+def set_enabled(ctx: Context, host: str, enabled: bool) -> None:
+    with ctx.store() as store:
+        if not store.set_site_enabled(host, enabled):
+            raise NotFound(f"no site {host!r}")
+
+
+@router.post("/sites/{host}/enable")
+def enable_site(request: Request, host: str) -> dict[str, Any]:
+    set_enabled(context_of(request), host, True)
+    return {"host": host, "enabled": True}
+
+
+@router.post("/sites/{host}/disable")
+def disable_site(request: Request, host: str) -> dict[str, Any]:
+    set_enabled(context_of(request), host, False)
+    return {"host": host, "enabled": False}
+
+
+def delete_site(ctx: Context, host: str) -> int:
+    """Forget the site and its pages, in the store and the index; return how many pages."""
+    if ctx.crawls.running:
+        raise Conflict("a crawl is running: stop it before deleting a site")
+    with ctx.store() as store:
+        urls = store.delete_site(host)
+    if urls is None:
+        raise NotFound(f"no site {host!r}")
+    if urls and ctx.settings.index_path.exists():
+        writer = IndexWriter(ctx.settings.index_path)
+        try:
+            for url in urls:
+                writer.delete(url)
+        finally:
+            writer.close()
+    return len(urls)
+
+
+@router.delete("/sites/{host}")
+def remove_site(request: Request, host: str) -> dict[str, Any]:
+    """Delete a site: its pages leave the store and the index."""
+    return {"host": host, "deleted_pages": delete_site(context_of(request), host)}
+
+
+# -- crawls --------------------------------------------------------------------
+
+
+def start_crawl(ctx: Context, urls: Sequence[str], options: CrawlIn | None = None) -> list[str]:
+    starts = list(dict.fromkeys(parse_start_url(u) for u in urls))
+    if not starts:
+        with ctx.store() as store:
+            starts = [s.start_url for s in store.sites() if s.enabled]
+        if not starts:
+            raise NotFound("no enabled site to crawl: add one first")
+    settings = ctx.settings
+    if options is not None:
+        settings = settings.replace(
+            max_pages=options.max_pages,
+            max_depth=options.max_depth,
+            delay=options.delay,
+            concurrency=options.concurrency,
+        )
+    ctx.crawls.start(starts, settings)
+    return starts
+
+
+@router.post("/crawls", status_code=202)
+async def post_crawl(request: Request, body: CrawlIn) -> dict[str, Any]:
+    """Start a crawl of these start URLs (or of every enabled site); one runs at a time."""
+    ctx = context_of(request)
+    starts = start_crawl(ctx, body.urls, body)
+    return {"started": starts, **ctx.crawls.status()}
+
+
+@router.get("/crawls/current")
+def current_crawl(request: Request) -> dict[str, Any]:
+    """Live counters: discovered, crawled, queued, errors, pages per second."""
+    return context_of(request).crawls.status()
+
+
+@router.post("/crawls/stop")
+async def stop_crawl(request: Request) -> dict[str, Any]:
+    """Stop the running crawl: requests in flight finish, what was fetched stays indexed."""
+    ctx = context_of(request)
+    if not ctx.crawls.stop():
+        raise Conflict("no crawl is running")
+    return ctx.crawls.status()
+
+
+@router.post("/recrawl", status_code=202)
+async def recrawl(request: Request) -> dict[str, Any]:
+    """Crawl every enabled site again, one after another."""
+    ctx = context_of(request)
+    with ctx.store() as store:
+        sites = [s.start_url for s in store.sites() if s.enabled]
+    if not sites:
+        raise NotFound("no enabled site to crawl: add one first")
+    ctx.crawls.start_recrawl(sites)
+    return {"started": sites, **ctx.crawls.status()}
+
+
+@router.get("/crawls")
+def crawl_history(
+    request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 50
+) -> list[dict[str, Any]]:
+    """The crawl log, newest first."""
+    with context_of(request).store() as store:
+        return [asdict(c) for c in store.crawls(limit)]
+
+
+@router.get("/crawls.csv")
+def crawl_history_csv(
+    request: Request, limit: Annotated[int, Query(ge=1, le=10_000)] = 1000
+) -> StreamingResponse:
+    with context_of(request).store() as store:
+        runs = store.crawls(limit)
+    header = (
+        "id",
+        "started_at",
+        "finished_at",
+        "start_urls",
+        "pages_ok",
+        "pages_failed",
+        "outcome",
+    )
+    rows = [
+        (
+            c.id,
+            c.started_at,
+            c.finished_at,
+            " ".join(c.start_urls),
+            c.pages_ok,
+            c.pages_failed,
+            c.outcome,
+        )
+        for c in runs
+    ]
+    return report.csv_response("crawls", header, rows)
+
+
+# -- the SEO report --------------------------------------------------------------
+
+ReportQ = Annotated[ReportQuery, Depends(report.report_query)]
+
+
+@router.get("/report/pages")
+def report_pages(request: Request, query: ReportQ) -> dict[str, Any]:
+    """The crawl table: filtered, sorted, one page of rows at a time."""
+    with context_of(request).store() as store:
+        total, rows = store.report_pages(query)
+    return {
+        "total": total,
+        "offset": query.offset,
+        "limit": query.limit,
+        "rows": [report.row_json(r) for r in rows],
+    }
+
+
+@router.get("/report/pages.csv")
+def report_pages_csv(request: Request, query: ReportQ) -> StreamingResponse:
+    """Every row the filters match, as CSV."""
+    ctx = context_of(request)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        with ctx.store() as store:
+            yield from report.report_csv(report.all_rows(store, query))
+
+    return report.csv_response("crawl", report.REPORT_HEADER, rows())
+
+
+@router.get("/report/page")
+def report_page(
+    request: Request, url: Annotated[str, Query(min_length=1, max_length=4096)]
+) -> dict[str, Any]:
+    """One URL's details: headers, redirect chain, directives, links in and out."""
+    with context_of(request).store() as store:
+        return report.page_details(store, url)
+
+
+@router.get("/report/links.csv")
+def report_links_csv(
+    request: Request,
+    url: Annotated[str, Query(min_length=1, max_length=4096)],
+    direction: Literal["in", "out"] = "out",
+) -> StreamingResponse:
+    """A URL's links out (or in), with anchors, as CSV."""
+    with context_of(request).store() as store:
+        details = report.page_details(store, url)
+    if direction == "out":
+        header: tuple[str, ...] = (
+            "url",
+            "anchor",
+            "nofollow",
+            "element",
+            "attribute",
+            "rel",
+            "heading",
+        )
+    else:
+        header = ("source", "anchor", "element", "nofollow", "heading")
+    rows = [tuple(link[h] for h in header) for link in details[f"links_{direction}"]]
+    return report.csv_response(f"links-{direction}", header, rows)
+
+
+@router.get("/report/external")
+def external_links(
+    request: Request,
+    q: Annotated[str, Query(max_length=500)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    """Links to other hosts, with how often they occur and their last header check."""
+    with context_of(request).store() as store:
+        total, rows = store.external_links(q, per_page, (page - 1) * per_page)
+    return {"total": total, "rows": [asdict(r) for r in rows]}
+
+
+@router.get("/report/external.csv")
+def external_links_csv(
+    request: Request, q: Annotated[str, Query(max_length=500)] = ""
+) -> StreamingResponse:
+    ctx = context_of(request)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        with ctx.store() as store:
+            yield from report.external_csv(report.all_external(store, q))
+
+    return report.csv_response("external-links", report.EXTERNAL_HEADER, rows())
+
+
+async def check_external(ctx: Context) -> int:
+    """Header-check every external link target; return how many were checked."""
+    if ctx.header_checker is None:
+        raise Unavailable("header checks are not part of this build yet")
+    with ctx.store() as store:
+        urls = [e.url for e in report.all_external(store)][:MAX_CHECKS]
+    checks = await ctx.header_checker(urls, ctx.settings)
+    with ctx.store() as store:
+        store.save_header_checks(checks)
+    return len(checks)
+
+
+@router.post("/report/external/check")
+async def post_check_external(request: Request) -> dict[str, Any]:
+    """Check the headers of every external link (HEAD only, seed 003's rules)."""
+    return {"checked": await check_external(context_of(request))}
+
+
+def resource_rows(ctx: Context, broken: bool, limit: int, offset: int) -> list[dict[str, Any]]:
+    """Checked resources, each with a few of the pages that use it."""
+    with ctx.store() as store:
+        return [
+            {**asdict(r), "broken": r.broken, "used_on": store.resource_pages(r.url, 5)}
+            for r in store.resources(broken_only=broken, limit=limit, offset=offset)
+        ]
+
+
+@router.get("/report/resources")
+def resources(
+    request: Request,
+    broken: bool = False,
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[dict[str, Any]]:
+    """Images, scripts, stylesheets... of crawled pages, as their HEAD check found them,
+    with the pages that use them; ``broken``: only status 000 or >= 400."""
+    return resource_rows(context_of(request), broken, per_page, (page - 1) * per_page)
+
+
+@router.get("/report/resources.csv")
+def resources_csv(request: Request, broken: bool = False) -> StreamingResponse:
+    ctx = context_of(request)
+    header = ("url", "status", "content_type", "content_length", "error", "checked_at", "used_on")
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        offset = 0
+        while True:
+            chunk = resource_rows(ctx, broken, report.CSV_CHUNK, offset)
+            for r in chunk:
+                yield (*(r[h] for h in header[:-1]), " ".join(r["used_on"]))
+            if len(chunk) < report.CSV_CHUNK:
+                return
+            offset += report.CSV_CHUNK
+
+    return report.csv_response("resources", header, rows())
+
+
+def run_eviction(ctx: Context, dry_run: bool) -> dict[str, Any]:
+    if ctx.crawls.running:
+        raise Conflict("a crawl is running: evict when it has ended")
+    with ctx.store() as store:
+        return asdict(evict(store, ctx.settings, dry_run=dry_run))
+
+
+@router.post("/evict")
+def post_evict(request: Request, dry_run: bool = True) -> dict[str, Any]:
+    """Apply the eviction rules (near-duplicates, gone and low-value pages, unwanted
+    languages: `trawl evict`); ``dry_run`` (the default) only counts what would go."""
+    return run_eviction(context_of(request), dry_run)
+
+
+@router.get("/keys")
+def list_keys(request: Request) -> list[dict[str, Any]]:
+    """API keys by name (the keys themselves are never stored)."""
+    with context_of(request).store() as store:
+        return [asdict(k) for k in store.api_keys()]

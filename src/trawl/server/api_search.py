@@ -1,0 +1,138 @@
+"""The public API: /api/search, /healthz, /opensearch.xml."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import asdict
+from datetime import date
+from typing import Annotated, Any, Literal
+from xml.sax.saxutils import escape, quoteattr
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import Response
+
+from trawl import __version__
+from trawl.errors import SearchIndexError
+from trawl.records import SearchPage
+from trawl.search.searcher import search
+from trawl.server.context import Context, context_of
+from trawl.store.base import Store
+
+router = APIRouter()
+
+SORTS = ("relevance", "date")  # date: newest first (the searcher's own choices)
+# Filters the searcher may or may not take yet (they land with the ranking work):
+# a filter it does not take is not applied, and the answer says so.
+FILTERS = ("site", "lang", "sort", "after", "before")
+_SEARCH_TAKES = frozenset(inspect.signature(search).parameters)
+
+
+def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
+    """The API's answer; ``trawl search --json`` prints the same shape (without a store,
+    the page dates are left out)."""
+    results = []
+    for h in page.hits:
+        record = store.page(h.url) if store is not None else None
+        results.append(
+            {
+                "url": h.url,
+                "title": h.title,
+                "snippet": h.snippet,
+                "score": h.score,
+                "lang": h.lang,
+                "published": record.published.isoformat() if record and record.published else None,
+                "modified": record.modified.isoformat() if record and record.modified else None,
+                "modified_source": record.modified_source if record else None,
+                "discussed_on": [asdict(d) for d in h.discussed_on],
+            }
+        )
+    return {
+        "query": page.query,
+        "total": page.total,
+        "took_ms": page.took_ms,
+        "page": page.page,
+        "per_page": page.per_page,
+        "results": results,
+    }
+
+
+def run_search(
+    ctx: Context,
+    q: str,
+    *,
+    page: int,
+    per_page: int | None,
+    filters: dict[str, Any],
+    source: str,
+) -> dict[str, Any]:
+    """Search with the filters the searcher takes; report the others as not applied."""
+    given = {k: v for k, v in filters.items() if v not in (None, "", "relevance")}
+    applied = {k: v for k, v in given.items() if k in _SEARCH_TAKES}
+    started = time.perf_counter()
+    result = search(ctx.index.get(), q, ctx.settings, page=page, per_page=per_page, **applied)
+    ctx.metrics.observe_query(time.perf_counter() - started, source)
+    with ctx.store() as store:
+        answer = page_json(result, store)
+    answer["ignored_filters"] = sorted(set(given) - set(applied))
+    return answer
+
+
+@router.get("/api/search", tags=["search"])
+def api_search(
+    request: Request,
+    q: Annotated[str, Query(max_length=1000, description="What to look for.")],
+    page: Annotated[int, Query(ge=1, le=1000, description="Result page, from 1.")] = 1,
+    per_page: Annotated[int | None, Query(ge=1, le=100, description="Results a page.")] = None,
+    site: Annotated[
+        str | None,
+        Query(max_length=253, pattern=r"^[A-Za-z0-9.:\[\]-]+$", description="Only this host."),
+    ] = None,
+    lang: Annotated[
+        str | None, Query(pattern=r"^[a-z]{2,3}$", description="Only pages in this language.")
+    ] = None,
+    sort: Annotated[
+        Literal["relevance", "date"], Query(description="relevance, or date: newest first.")
+    ] = "relevance",
+    after: Annotated[date | None, Query(description="Modified on or after this day.")] = None,
+    before: Annotated[date | None, Query(description="Modified before this day.")] = None,
+) -> dict[str, Any]:
+    """Search the index. Results carry dates and where a page was discussed.
+
+    Filters the index cannot apply yet are listed in ``ignored_filters``."""
+    ctx = context_of(request)
+    ctx.limit_search(request)
+    filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}
+    return run_search(ctx, q, page=page, per_page=per_page, filters=filters, source="api")
+
+
+@router.get("/healthz", tags=["search"])
+def healthz(request: Request) -> dict[str, Any]:
+    """Liveness, the version, and how many documents the index holds (null: no index yet)."""
+    ctx = context_of(request)
+    try:
+        docs: int | None = ctx.index.documents()
+    except SearchIndexError:
+        docs = None
+    return {"status": "ok", "version": __version__, "documents": docs}
+
+
+@router.get("/opensearch.xml", tags=["search"], response_class=Response)
+def opensearch(request: Request) -> Response:
+    """An OpenSearch description, so a browser can add Trawl as a search engine."""
+    base = str(request.base_url).rstrip("/")
+    html = quoteattr(f"{base}/?q={{searchTerms}}")
+    json_url = quoteattr(f"{base}/api/search?q={{searchTerms}}")
+    self_url = quoteattr(f"{base}/opensearch.xml")
+    body = f"""<?xml version="1.0" encoding="UTF-8"?>
+<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/">
+  <ShortName>Trawl</ShortName>
+  <Description>Search the sites this Trawl has crawled</Description>
+  <InputEncoding>UTF-8</InputEncoding>
+  <Url type="text/html" method="get" template={html}/>
+  <Url type="application/json" method="get" template={json_url}/>
+  <Url type="application/opensearchdescription+xml" rel="self" template={self_url}/>
+  <Developer>{escape("Trawl " + __version__)}</Developer>
+</OpenSearchDescription>
+"""
+    return Response(body, media_type="application/opensearchdescription+xml")

@@ -1,0 +1,66 @@
+"""The metrics page's charts: SVG drawn on the server by pygal, no JavaScript."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+import pygal
+from pygal.style import CleanStyle
+
+from trawl.server.metrics import Sample
+
+_SIZE = {"width": 640, "height": 260, "explicit_size": True}
+
+
+def _line(title: str, samples: Sequence[Sample], series: Mapping[str, Sequence[float]]) -> str:
+    chart = pygal.Line(
+        title=title,
+        style=CleanStyle,
+        show_dots=len(samples) < 40,
+        x_label_rotation=0,
+        show_minor_x_labels=False,
+        js=[],  # no script from elsewhere: the page works offline
+        disable_xml_declaration=True,
+        **_SIZE,
+    )
+    labels = [time.strftime("%H:%M:%S", time.localtime(s.at)) for s in samples]
+    chart.x_labels = labels
+    chart.x_labels_major = labels[:: max(1, len(labels) // 6)]
+    for name, values in series.items():
+        chart.add(name, list(values))
+    return str(chart.render(is_unicode=True))
+
+
+def metric_charts(samples: Sequence[Sample], statuses: Mapping[int, int]) -> dict[str, str]:
+    bars = pygal.Bar(
+        title="Pages by HTTP status",
+        style=CleanStyle,
+        js=[],
+        disable_xml_declaration=True,
+        **_SIZE,
+    )
+    for status, count in sorted(statuses.items()):
+        bars.add(str(status) if status else "no response", count)
+    return {
+        "latency": _line(
+            "Query latency (ms)",
+            samples,
+            {
+                "p50": [s.latency_p50_ms for s in samples],
+                "p95": [s.latency_p95_ms for s in samples],
+            },
+        ),
+        "queries": _line(
+            "Queries per interval", samples, {"queries": [s.queries for s in samples]}
+        ),
+        "crawl": _line(
+            "Crawl rate (pages/s)",
+            samples,
+            {"pages/s": [s.crawl_pages_per_second for s in samples]},
+        ),
+        "index": _line(
+            "Index size (documents)", samples, {"documents": [s.index_documents for s in samples]}
+        ),
+        "statuses": str(bars.render(is_unicode=True)),
+    }

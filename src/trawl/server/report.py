@@ -1,0 +1,180 @@
+"""The SEO report's shared parts: the crawl-table query, URL details, CSV export."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, fields
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import Query
+from fastapi.responses import StreamingResponse
+
+from trawl.errors import NotFound
+from trawl.records import REPORT_SORTS, ExternalLink, PageRecord, ReportQuery, ReportRow
+from trawl.store.base import Store
+
+MAX_REDIRECT_HOPS = 20
+CSV_CHUNK = 1000
+SortColumn = Literal[
+    "url",
+    "status",
+    "indexability",
+    "title",
+    "word_count",
+    "depth",
+    "inlinks",
+    "lang",
+    "published",
+    "modified",
+    "fetched_at",
+]
+assert set(SortColumn.__args__) == set(REPORT_SORTS)  # type: ignore[attr-defined]
+
+
+def report_query(
+    q: Annotated[str, Query(max_length=500, description="Contained in URL or title.")] = "",
+    status: Annotated[
+        str, Query(pattern=r"^([1-5]xx|[0-9]{1,3})?$", description="200, or 2xx, 3xx, ...")
+    ] = "",
+    indexability: Annotated[str, Query(max_length=40)] = "",
+    lang: Annotated[str, Query(max_length=20)] = "",
+    host: Annotated[str, Query(max_length=253)] = "",
+    sort: SortColumn = "url",
+    order: Literal["asc", "desc"] = "asc",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> ReportQuery:
+    return ReportQuery(
+        text=q,
+        status=status,
+        indexability=indexability,
+        lang=lang,
+        host=host,
+        sort=sort,
+        descending=order == "desc",
+        limit=per_page,
+        offset=(page - 1) * per_page,
+    )
+
+
+def row_json(row: ReportRow) -> dict[str, Any]:
+    return asdict(row)
+
+
+def all_rows(store: Store, query: ReportQuery) -> Iterator[ReportRow]:
+    """Every row the filters match, in the table's order, a chunk at a time."""
+    offset = 0
+    while True:
+        _, rows = store.report_pages(
+            ReportQuery(**{**asdict(query), "limit": CSV_CHUNK, "offset": offset})
+        )
+        yield from rows
+        if len(rows) < CSV_CHUNK:
+            return
+        offset += CSV_CHUNK
+
+
+def all_external(store: Store, text: str = "") -> Iterator[ExternalLink]:
+    offset = 0
+    while True:
+        _, rows = store.external_links(text, CSV_CHUNK, offset)
+        yield from rows
+        if len(rows) < CSV_CHUNK:
+            return
+        offset += CSV_CHUNK
+
+
+def csv_response(
+    name: str, header: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> StreamingResponse:
+    """A CSV download, written as it is read (100k rows never sit in memory)."""
+
+    def lines() -> Iterator[str]:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(header)
+        for n, row in enumerate(rows):
+            writer.writerow(["" if v is None else v for v in row])
+            if n % 500 == 0:
+                yield buffer.getvalue()
+                buffer.seek(0)
+                buffer.truncate()
+        yield buffer.getvalue()
+
+    return StreamingResponse(
+        lines(),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{name}.csv"'},
+    )
+
+
+REPORT_HEADER = tuple(f.name for f in fields(ReportRow))
+EXTERNAL_HEADER = tuple(f.name for f in fields(ExternalLink))
+
+
+def report_csv(store_rows: Iterable[ReportRow]) -> Iterator[tuple[Any, ...]]:
+    for r in store_rows:
+        yield tuple(getattr(r, name) for name in REPORT_HEADER)
+
+
+def external_csv(rows: Iterable[ExternalLink]) -> Iterator[tuple[Any, ...]]:
+    for r in rows:
+        yield tuple(getattr(r, name) for name in EXTERNAL_HEADER)
+
+
+def page_details(store: Store, url: str) -> dict[str, Any]:
+    """Everything the report knows about one URL."""
+    record = store.page(url)
+    if record is None:
+        raise NotFound(f"no crawled page {url!r}")
+    chain = [url]
+    target = record.redirect_to
+    while target and target not in chain and len(chain) <= MAX_REDIRECT_HOPS:
+        chain.append(target)
+        nxt = store.page(target)
+        target = nxt.redirect_to if nxt else None
+    inlinks = store.links_to(url)
+    return {
+        "url": record.url,
+        "status": record.status,
+        "indexability": record.indexability,
+        "indexable": record.indexable,
+        "title": record.title,
+        "description": record.description,
+        "headings": list(record.headings),
+        "word_count": record.word_count,
+        "depth": record.depth,
+        "inlinks": record.inlinks,
+        "lang": record.lang,
+        "content_type": record.content_type,
+        "canonical": record.canonical,
+        "redirect_to": record.redirect_to,
+        "redirect_chain": chain if len(chain) > 1 else [],
+        "directives": list(record.directives),
+        "error": record.error,
+        "published": record.published.isoformat() if record.published else None,
+        "modified": record.modified.isoformat() if record.modified else None,
+        "modified_source": record.modified_source,
+        "fetched_at": datetime.fromtimestamp(record.fetched_at, UTC).isoformat(),
+        "headers": [list(h) for h in record.headers],
+        "links_out": [asdict(link) for link in store.links_from(url)],
+        "links_in": [asdict(i) for i in inlinks],
+        "links_dropped": record.links_dropped,
+        "duplicate_cluster": duplicate_cluster(store, record),
+    }
+
+
+def duplicate_cluster(store: Store, record: PageRecord) -> dict[str, Any] | None:
+    """The page's cluster of (near-)duplicates: the canonical copy, the other copies,
+    and why the canonical won (the batch step after a crawl decides); None when the
+    page has no copies."""
+    canonical = record.duplicate_of or record.url
+    members = store.duplicates_of(canonical)
+    if canonical == record.url and not members:
+        return None
+    owner = record if canonical == record.url else store.page(canonical)
+    reason = (owner.canonical_reason if owner else None) or record.canonical_reason
+    return {"canonical": canonical, "members": members, "reason": reason}

@@ -1,0 +1,428 @@
+"""The browser UI: server-rendered pages (Jinja2). JavaScript only polls crawl progress.
+
+Search is public. The admin pages (sites, crawls, the SEO report, metrics)
+need an API key, entered once on the login page and kept in a cookie.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from trawl.errors import RateLimited, TrawlError, Unauthorized
+from trawl.records import REPORT_SORTS, ReportQuery
+from trawl.server import api_admin, auth, report
+from trawl.server.api_search import SORTS, run_search
+from trawl.server.charts import metric_charts
+from trawl.server.context import Context, context_of
+from trawl.server.errors import headers_for, status_for
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+COOKIE_DAYS = 30
+
+
+def _when(value: float | str | None) -> str:
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        return value[:10]
+    return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+templates.env.filters["when"] = _when
+
+
+def _page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def _error_page(request: Request, error: TrawlError) -> HTMLResponse:
+    response = _page(request, "error.html", {"error": str(error)}, status_for(error))
+    response.headers.update(headers_for(error))
+    return response
+
+
+# -- search -----------------------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(
+    request: Request,
+    q: Annotated[str, Query(max_length=1000)] = "",
+    page: str = "1",
+    site: Annotated[str, Query(max_length=253)] = "",
+    lang: Annotated[str, Query(max_length=8)] = "",
+    sort: Annotated[str, Query(max_length=20)] = "relevance",
+    after: Annotated[str, Query(max_length=10)] = "",
+    before: Annotated[str, Query(max_length=10)] = "",
+) -> HTMLResponse:
+    ctx = context_of(request)
+    filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}
+    context: dict[str, Any] = {"q": q, "result": None, "error": None, "pages": [], **filters}
+    context["sorts"] = SORTS
+    status = 200
+    if q.strip():
+        try:
+            # A hand-edited page number is forgiven: the first page, not an error.
+            number = min(int(page), 1000) if page.isdigit() and int(page) >= 1 else 1
+            ctx.limit_search(request)
+            typed = _typed_filters(filters)
+            result = run_search(ctx, q, page=number, per_page=None, filters=typed, source="web")
+            context["result"] = result
+            last = max(1, math.ceil(result["total"] / result["per_page"]))
+            context["pages"] = list(range(max(1, number - 4), min(last, number + 4) + 1))
+            context["last_page"] = last
+            keep = {k: v for k, v in {"q": q, **filters}.items() if v and v != "relevance"}
+            context["page_link"] = lambda n: "/?" + urlencode({**keep, "page": n})
+        except RateLimited as e:
+            return _error_page(request, e)
+        except TrawlError as e:
+            context["error"] = str(e)
+            status = status_for(e) if status_for(e) != 500 else 400
+    return _page(request, "search.html", context, status)
+
+
+def _typed_filters(filters: dict[str, str]) -> dict[str, Any]:
+    typed: dict[str, Any] = {"site": filters["site"].strip() or None}
+    lang = filters["lang"].strip().lower()
+    if lang and not (lang.isalpha() and 2 <= len(lang) <= 3):
+        raise TrawlError("language must be a two- or three-letter code such as en")
+    typed["lang"] = lang or None
+    if filters["sort"] not in SORTS:
+        raise TrawlError(f"sort must be one of {', '.join(SORTS)}")
+    typed["sort"] = filters["sort"]
+    for name in ("after", "before"):
+        text = filters[name].strip()
+        try:
+            typed[name] = date.fromisoformat(text) if text else None
+        except ValueError:
+            raise TrawlError(f"{name} must be a date such as 2024-05-31") from None
+    return typed
+
+
+# -- login ------------------------------------------------------------------------
+
+
+@router.get("/admin/login", response_class=HTMLResponse)
+def login_page(request: Request) -> HTMLResponse:
+    return _page(request, "login.html", {"error": None})
+
+
+@router.post("/admin/login", response_model=None)
+def login(request: Request, key: Annotated[str, Form(max_length=200)]) -> Response:
+    ctx = context_of(request)
+    try:
+        with ctx.store() as store:
+            auth.authenticate(store, key.strip())
+    except Unauthorized as e:
+        return _page(request, "login.html", {"error": str(e)}, 401)
+    response = RedirectResponse("/admin", status_code=303)
+    response.set_cookie(
+        auth.COOKIE,
+        key.strip(),
+        max_age=COOKIE_DAYS * 86400,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return response
+
+
+@router.post("/admin/logout")
+def logout() -> RedirectResponse:
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(auth.COOKIE)
+    return response
+
+
+def _admin(request: Request) -> Context | Response:
+    """The context for an admin page, or the response that replaces the page."""
+    ctx = context_of(request)
+    try:
+        ctx.admin_key(request, cookie=True)
+    except Unauthorized:
+        return RedirectResponse("/admin/login", status_code=303)
+    except RateLimited as e:
+        return _error_page(request, e)
+    return ctx
+
+
+def _back(path: str, message: str = "", error: str = "") -> RedirectResponse:
+    query = urlencode({k: v for k, v in {"msg": message, "err": error}.items() if v})
+    return RedirectResponse(path + ("?" + query if query else ""), status_code=303)
+
+
+# -- admin: sites and crawls -----------------------------------------------------------
+
+
+@router.get("/admin", response_class=HTMLResponse, response_model=None)
+def admin(request: Request, msg: str = "", err: str = "") -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    with ctx.store() as store:
+        sites = store.sites()
+        history = store.crawls(20)
+    return _page(
+        request,
+        "admin.html",
+        {
+            "sites": sites,
+            "history": history,
+            "status": ctx.crawls.status(),
+            "msg": msg[:300],
+            "err": err[:300],
+        },
+    )
+
+
+@router.post("/admin/sites", response_model=None)
+def admin_add_site(request: Request, url: Annotated[str, Form(max_length=2048)]) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    try:
+        api_admin.add_site(request, api_admin.SiteIn(url=url))
+    except (TrawlError, ValueError) as e:
+        return _back("/admin", error=str(e))
+    return _back("/admin", message=f"added {url}")
+
+
+@router.post("/admin/sites/{host}/{action}", response_model=None)
+def admin_site_action(request: Request, host: str, action: str) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    try:
+        if action in ("enable", "disable"):
+            api_admin.set_enabled(ctx, host, action == "enable")
+        elif action == "delete":
+            pages = api_admin.delete_site(ctx, host)
+            return _back("/admin", message=f"deleted {host} and its {pages} pages")
+        else:
+            return _back("/admin", error=f"unknown action {action!r}")
+    except TrawlError as e:
+        return _back("/admin", error=str(e))
+    return _back("/admin", message=f"{host}: {action}d")
+
+
+@router.post("/admin/crawl/start", response_model=None)
+async def admin_start(
+    request: Request,
+    url: Annotated[str, Form(max_length=2048)] = "",
+    max_pages: Annotated[str, Form(max_length=10)] = "",
+) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    try:
+        options = api_admin.CrawlIn(
+            max_pages=int(max_pages) if max_pages.strip().isdigit() else None
+        )
+        starts = api_admin.start_crawl(ctx, [url] if url.strip() else [], options)
+    except (TrawlError, ValueError) as e:
+        return _back("/admin", error=str(e))
+    return _back("/admin", message="crawl started: " + " ".join(starts))
+
+
+@router.post("/admin/crawl/stop", response_model=None)
+async def admin_stop(request: Request) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    stopped = ctx.crawls.stop()
+    return _back("/admin", message="stopping the crawl" if stopped else "no crawl is running")
+
+
+@router.post("/admin/evict", response_model=None)
+def admin_evict(request: Request, apply: Annotated[str, Form(max_length=5)] = "") -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    dry_run = apply != "yes"
+    try:
+        result = api_admin.run_eviction(ctx, dry_run)
+    except TrawlError as e:
+        return _back("/admin", error=str(e))
+    counts = ", ".join(f"{n} {rule}" for rule, n in result["counts"].items()) or "nothing"
+    verb = "would evict" if dry_run else f"evicted {result['removed']} pages:"
+    return _back("/admin", message=f"{verb} {counts}")
+
+
+# -- admin: the SEO report ----------------------------------------------------------------
+
+
+@router.get("/admin/report", response_class=HTMLResponse, response_model=None)
+def admin_report(
+    request: Request,
+    q: Annotated[str, Query(max_length=500)] = "",
+    status: Annotated[str, Query(max_length=3)] = "",
+    indexability: Annotated[str, Query(max_length=40)] = "",
+    lang: Annotated[str, Query(max_length=20)] = "",
+    sort: Annotated[str, Query(max_length=20)] = "url",
+    order: Annotated[str, Query(max_length=4)] = "asc",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    sort = sort if sort in REPORT_SORTS else "url"
+    per_page = 100
+    query = ReportQuery(
+        text=q,
+        status=status,
+        indexability=indexability,
+        lang=lang,
+        sort=sort,
+        descending=order == "desc",
+        limit=per_page,
+        offset=(page - 1) * per_page,
+    )
+    with ctx.store() as store:
+        total, rows = store.report_pages(query)
+    filters = {"q": q, "status": status, "indexability": indexability, "lang": lang}
+    kept = {k: v for k, v in filters.items() if v}
+
+    def link(**changes: Any) -> str:
+        return "?" + urlencode({**kept, "sort": sort, "order": order, **changes})
+
+    def sort_link(column: str) -> str:
+        flip = "desc" if column == sort and order == "asc" else "asc"
+        return "?" + urlencode({**kept, "sort": column, "order": flip})
+
+    return _page(
+        request,
+        "report.html",
+        {
+            "rows": rows,
+            "total": total,
+            "page": page,
+            "last_page": max(1, math.ceil(total / per_page)),
+            "sort": sort,
+            "order": order,
+            "link": link,
+            "sort_link": sort_link,
+            "csv_link": "/api/admin/report/pages.csv?"
+            + urlencode({**kept, "sort": sort, "order": order}),
+            "labels": INDEXABILITY_LABELS,
+            **filters,
+        },
+    )
+
+
+INDEXABILITY_LABELS = (
+    "Indexable",
+    "Redirected",
+    "Client Error",
+    "Server Error",
+    "Error",
+    "Blocked",
+    "Noindex",
+    "Canonicalised",
+)
+
+
+@router.get("/admin/report/url", response_class=HTMLResponse, response_model=None)
+def admin_url(request: Request, url: Annotated[str, Query(max_length=4096)] = "") -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    try:
+        with ctx.store() as store:
+            details = report.page_details(store, url)
+    except TrawlError as e:
+        return _error_page(request, e)
+    return _page(request, "url.html", {"d": details, "q_url": urlencode({"url": url})})
+
+
+@router.get("/admin/report/external", response_class=HTMLResponse, response_model=None)
+def admin_external(
+    request: Request,
+    q: Annotated[str, Query(max_length=500)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    msg: str = "",
+    err: str = "",
+) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    per_page = 100
+    with ctx.store() as store:
+        total, rows = store.external_links(q, per_page, (page - 1) * per_page)
+    return _page(
+        request,
+        "external.html",
+        {
+            "rows": rows,
+            "total": total,
+            "q": q,
+            "page": page,
+            "last_page": max(1, math.ceil(total / per_page)),
+            "can_check": ctx.header_checker is not None,
+            "csv_link": "/api/admin/report/external.csv?" + urlencode({"q": q} if q else {}),
+            "msg": msg[:300],
+            "err": err[:300],
+        },
+    )
+
+
+@router.get("/admin/report/resources", response_class=HTMLResponse, response_model=None)
+def admin_resources(
+    request: Request,
+    broken: Annotated[str, Query(max_length=5)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    per_page = 100
+    only_broken = broken in ("1", "true", "on")
+    rows = api_admin.resource_rows(ctx, only_broken, per_page, (page - 1) * per_page)
+    return _page(
+        request,
+        "resources.html",
+        {
+            "rows": rows,
+            "broken": only_broken,
+            "page": page,
+            "more": len(rows) == per_page,
+            "csv_link": "/api/admin/report/resources.csv" + ("?broken=true" if only_broken else ""),
+        },
+    )
+
+
+@router.post("/admin/report/external/check", response_model=None)
+async def admin_check(request: Request) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    try:
+        checked = await api_admin.check_external(ctx)
+    except TrawlError as e:
+        return _back("/admin/report/external", error=str(e))
+    return _back("/admin/report/external", message=f"checked {checked} URLs")
+
+
+@router.get("/admin/metrics", response_class=HTMLResponse, response_model=None)
+def admin_metrics(request: Request) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    if not ctx.metrics.history:
+        ctx.metrics.sample()
+    with ctx.store() as store:
+        statuses = store.status_counts()
+    samples = list(ctx.metrics.history)
+    return _page(
+        request,
+        "metrics.html",
+        {"charts": metric_charts(samples, statuses), "latest": samples[-1]},
+    )

@@ -1,0 +1,196 @@
+"""The web UI in real headless Chromium: search, admin, the report, CSV export.
+
+Each test saves a screenshot of its page into docs/ (the README shows them).
+Chromium is Debian's package (.ci/run installs it); without it these tests skip.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixture_sites import REPO, SiteServer, html_page
+from service_fixtures import (
+    ELSEWHERE,
+    LiveServer,
+    crawl_site,
+    new_key,
+    service_settings,
+    site_routes,
+)
+from trawl.server.app import create_app
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+DOCS = REPO / "docs"
+Serve = Callable[..., SiteServer]
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        f"needs Chromium at {CHROMIUM} (Debian: apt-get install chromium)", allow_module_level=True
+    )
+
+
+@dataclass
+class Live:
+    base: str
+    key: str
+    site: SiteServer
+    page: Any
+
+    def login(self) -> None:
+        self.page.goto(self.base + "/admin")
+        self.page.fill("input[name=key]", self.key)
+        self.page.click("button[type=submit]")
+        self.page.wait_for_url(self.base + "/admin")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def live(serve: Serve, tmp_path: Path, browser: Any) -> Iterator[Live]:
+    site = serve(site_routes())
+    config = service_settings(tmp_path)
+    crawl_site(site, config)
+    key = new_key(config)
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    with LiveServer(create_app(config)) as base:
+        yield Live(base, key, site, page)
+    context.close()
+
+
+def shoot(page: Any, name: str) -> None:
+    DOCS.mkdir(exist_ok=True)
+    page.screenshot(path=str(DOCS / f"{name}.png"), full_page=True)
+
+
+def test_search_from_the_page(live: Live) -> None:
+    page = live.page
+    page.goto(live.base + "/")
+    page.fill("input[name=q]", "grey heron")
+    page.press("input[name=q]", "Enter")
+    page.wait_for_selector("li.result")
+
+    first = page.locator("li.result").first
+    assert first.locator("a.title").inner_text() == "Grey herons"
+    assert first.locator("mark").count() >= 1
+    assert "published 2024-03-01" in first.locator(".meta").inner_text()
+    assert "results" in page.locator(".stats").inner_text() or "result" in page.inner_text("main")
+    shoot(page, "search")
+
+
+def test_login_is_required_and_a_bad_key_is_refused(live: Live) -> None:
+    page = live.page
+    page.goto(live.base + "/admin/report")
+    assert page.url == live.base + "/admin/login"
+    page.fill("input[name=key]", "trawl_wrong")
+    page.click("button[type=submit]")
+    assert "unknown API key" in page.inner_text(".error")
+
+
+def test_add_a_site_start_a_crawl_and_watch_progress(live: Live, serve: Serve) -> None:
+    pages = {f"/bird{i}": html_page(f"Bird {i}", f"<p>wader number {i}</p>") for i in range(30)}
+    for route in pages.values():
+        route.delay = 0.15
+    home = html_page("Waders", "".join(f'<a href="/bird{i}">bird {i}</a>' for i in range(30)))
+    waders = serve({"/": home, **pages})
+    page = live.page
+    live.login()
+
+    page.fill("#sites ~ form input[name=url], form[action='/admin/sites'] input[name=url]",
+              waders.url("/"))  # fmt: skip
+    page.click("#add-site")
+    page.wait_for_selector(".flash")
+    assert waders.url("/") in page.inner_text("#sites")
+
+    row = page.locator("#sites tr", has_text=waders.url("/"))
+    row.locator("button", has_text="Crawl").click()
+    page.wait_for_function("document.getElementById('crawl-state').textContent === 'running'")
+    page.wait_for_function("Number(document.getElementById('crawled').textContent) > 0")
+    running = {k: int(page.inner_text(f"#{k}")) for k in ("discovered", "crawled", "queued")}
+    assert running["discovered"] >= running["crawled"] > 0
+    shoot(page, "admin-crawling")
+
+    page.wait_for_function(
+        "document.getElementById('crawl-state').textContent === 'complete'", timeout=60_000
+    )
+    assert int(page.inner_text("#crawled")) == 31
+    history = page.inner_text("#history")
+    assert waders.url("/") in history and "complete" in history
+    shoot(page, "admin")
+
+
+def test_report_url_details_and_csv_export(live: Live) -> None:
+    page = live.page
+    live.login()
+    page.goto(live.base + "/admin/report")
+    assert "6 URLs" in page.inner_text(".stats")
+    page.click("#report thead a:text('Words')")
+    page.wait_for_url("**sort=word_count**")
+    shoot(page, "report")
+
+    page.select_option("select[name=status]", "3xx")
+    page.click("form.filters-bar button")
+    page.wait_for_url("**status=3xx**")
+    assert page.locator("#report tbody tr").count() == 1
+
+    with page.expect_download() as download_info:
+        page.click("#csv")
+    path = download_info.value.path()
+    with Path(path).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["status"] for r in rows] == ["301"]
+    assert rows[0]["redirect_to"] == live.site.url("/herons")
+
+    page.click(f"#report a:text('{live.site.url('/old')}')")
+    page.wait_for_selector("#redirects")
+    assert live.site.url("/herons") in page.inner_text("#redirects")
+    page.goto(live.base + "/admin/report/url?url=" + live.site.url("/herons"))
+    assert "Grey herons" in page.inner_text("#links-in")
+    assert "egrets too" in page.inner_text("#links-out")
+    assert "Content-Type" in page.inner_text("#headers")
+    shoot(page, "url-details")
+
+
+def test_external_links_and_metrics_pages(live: Live) -> None:
+    page = live.page
+    live.login()
+    page.goto(live.base + "/?q=heron")  # a query, so the latency chart has a point
+    page.goto(live.base + "/admin/report/external")
+    assert ELSEWHERE in page.inner_text("#external")
+    page.click("#check")
+    page.wait_for_selector(".flash")
+    row = page.locator("#external tbody tr").first.inner_text()
+    assert "000" in row and "non-public address" in row  # refused before any request
+    shoot(page, "external-links")
+
+    page.goto(live.base + "/admin/report/resources?broken=true")
+    assert "No resources checked are broken" in page.inner_text("#resources")
+
+    page.goto(live.base + "/admin/metrics")
+    for chart in ("latency", "queries", "crawl", "statuses", "index"):
+        assert page.locator(f"#chart-{chart} svg").count() == 1
+    assert "3 documents" in page.inner_text(".stats")
+    shoot(page, "metrics")
