@@ -15,12 +15,13 @@ from typing import Literal
 
 from trawl.analysis.text import fold, language_code, stem_words
 from trawl.errors import QueryError
+from trawl.index.documents import title_key
 from trawl.index.spec import Boosts
 from trawl.index.tantivy_index import IndexHit, IndexReader, IndexResults
 from trawl.records import Hit, SearchPage
 from trawl.search.plan import Plan, candidate_languages, plan
 from trawl.search.query import ParsedQuery, parse_query
-from trawl.search.rank import QueryShape, RankWeights, rerank
+from trawl.search.rank import QueryShape, RankWeights, coverage_applies, needs_page, rerank
 from trawl.search.snippets import best_fragment, lead, mark
 from trawl.settings import Settings
 
@@ -86,15 +87,31 @@ def rank(
     by_date = sort == "date"
     if by_date:
         results = _cascade(reader, planned, boosts, limit, by_date)
-        hits = reader.fetch(results.addresses)
-        return Ranked(results.total, tuple((0.0, h) for h in hits), query, languages)
+        newest = reader.fetch(results.addresses)
+        return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
-    results = _cascade(reader, planned, boosts, max(limit, depth), by_date)
+    weights = rank_weights(settings)
+    shape = _shape(reader, planned)
+    # Every word first, for short queries and those coverage applies to; a longer query's
+    # all-words matches gain nothing in the rerank, and the step would cost a search.
+    every_word = len(planned.originals) <= weights.coverage_max_words or coverage_applies(
+        shape, weights
+    )
+    results = _cascade(reader, planned, boosts, max(limit, depth), by_date, every_word=every_word)
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
-    ordered = rerank(reader.fetch(results.addresses[:depth]), _shape(reader, planned),
-                     rank_weights(settings))  # fmt: skip
-    deeper = [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
-    return Ranked(results.total, tuple([*ordered, *deeper][:limit]), query, languages)
+    top = results.addresses[:depth]
+    candidates = reader.candidates(top)
+    wanted = [
+        i for i, c in enumerate(candidates)
+        if needs_page(c, i < results.complete, shape, weights)
+    ]  # fmt: skip
+    pages = dict(zip(wanted, reader.fetch([top[i] for i in wanted]), strict=True))
+    ordered = rerank(candidates, results.complete, pages, shape, weights)[:limit]
+    unread = [i for _, i in ordered if i not in pages]
+    pages.update(zip(unread, reader.fetch([top[i] for i in unread]), strict=True))
+    best = [(score, pages[i]) for score, i in ordered]
+    best += [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
+    return Ranked(results.total, tuple(best[:limit]), query, languages)
 
 
 def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
@@ -102,23 +119,27 @@ def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
 
 
 def _cascade(
-    reader: IndexReader, planned: Plan, boosts: Boosts, depth: int, by_date: bool
-) -> IndexResults:
-    first = reader.search(planned.steps[0], planned.filters, boosts, limit=depth, by_date=by_date)
-    if len(planned.steps) == 1 or first.total >= depth:
-        return first
-    wider = reader.search(planned.steps[1], planned.filters, boosts, limit=depth, by_date=by_date)
+    reader: IndexReader, planned: Plan, boosts: Boosts, depth: int, by_date: bool,
+    *, every_word: bool = True,
+) -> IndexResults:  # fmt: skip
+    steps, filters = planned.steps, planned.filters
+    if len(steps) == 1:
+        return reader.search(steps[0], filters, boosts, limit=depth, by_date=by_date)
+    first = IndexResults(0, ())
+    if every_word:
+        first = reader.search(steps[0], filters, boosts, limit=depth, by_date=by_date)
+        if first.total >= depth:
+            return replace(first, complete=len(first.addresses))
+    wider = reader.search(steps[1], filters, boosts, limit=depth, by_date=by_date)
     if wider.total == 0:
-        return reader.search(
-            planned.steps[2], planned.filters, boosts, limit=depth, by_date=by_date
-        )
+        return reader.search(steps[2], filters, boosts, limit=depth, by_date=by_date)
     if first.total == 0:
         return wider
     seen = {(a.segment_ord, a.doc) for _, a in first.addresses}
     merged = first.addresses + tuple(
         p for p in wider.addresses if (p[1].segment_ord, p[1].doc) not in seen
     )
-    return IndexResults(total=wider.total, addresses=merged[:depth])
+    return IndexResults(wider.total, merged[:depth], complete=len(first.addresses))
 
 
 def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
@@ -127,11 +148,13 @@ def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
         max((reader.doc_freq("body", s) for s in stems), default=0) <= _COMMON_SHARE * size
         for stems in planned.stems
     )
+    originals = tuple(fold(w) for w in planned.originals)
     return QueryShape(
-        originals=tuple(fold(w) for w in planned.originals),
+        originals=originals,
         lookups=planned.stems,
         counted=counted,
         joined_forms=planned.lookups,
+        title_key=title_key(" ".join(originals)),
     )
 
 
