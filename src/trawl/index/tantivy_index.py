@@ -151,21 +151,58 @@ class IndexWriter:
         self._writer.wait_merging_threads()
 
 
-@dataclass(frozen=True, slots=True)
 class IndexHit:
-    """A matched page with what ranking and display need; ``address`` is valid until reload."""
+    """A matched page; each field is read from the stored document when first asked for.
 
-    url: str
-    title: str
-    host: str
-    lang: str
-    text: str
-    terms: str  # the page's distinct terms, space-separated, with a space at each end
-    modified: datetime | None
-    authority: float
-    quality: float
-    score: float  # the engine's BM25F score, or 0 when sorted by date
-    discussed_on: tuple[Discussion, ...] = ()
+    Ranking needs a few fields of a few pages, evaluation only the URL: decoding all of
+    them (the main text above all) for every page read was most of a query's cost.
+    """
+
+    __slots__ = ("_doc", "_meta", "score")
+
+    def __init__(self, doc: Any, score: float) -> None:
+        self._doc = doc
+        self._meta: list[str] | None = None
+        self.score = score  # the engine's BM25F score, or 0 when sorted by date
+
+    def _meta_field(self, index: int) -> str:
+        if self._meta is None:
+            self._meta = bytes(self._doc.get_first("meta")).decode("utf-8").split(SEPARATOR)
+        return self._meta[index]
+
+    @property
+    def url(self) -> str:
+        return str(self._doc.get_first("url"))
+
+    @property
+    def title(self) -> str:
+        return self._meta_field(0)
+
+    @property
+    def host(self) -> str:
+        return self._meta_field(1)
+
+    @property
+    def lang(self) -> str:
+        return self._meta_field(2)
+
+    @property
+    def modified(self) -> datetime | None:
+        found = self._meta_field(3)
+        return datetime.fromisoformat(found) if found else None
+
+    @property
+    def text(self) -> str:
+        return bytes(self._doc.get_first("text")).decode("utf-8")
+
+    @property
+    def terms(self) -> str:
+        """The page's distinct terms, space-separated, with a space at each end."""
+        return bytes(self._doc.get_first("terms")).decode("utf-8")
+
+    @property
+    def discussed_on(self) -> tuple[Discussion, ...]:
+        return discussions_from_field(bytes(self._doc.get_first("discussed") or b"").decode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +235,7 @@ class IndexReader:
         self._commit = self._commit_mark()
         self._searcher = self._index.searcher()
         self._languages: tuple[str | None, ...] | None = None
-        # Engine queries built for this commit: they leave out terms it does not hold.
+        # Engine queries and term counts for this commit (queries leave out absent terms).
         self._built: dict[tuple[object, ...], Any] = {}
 
     def reload(self) -> None:
@@ -228,7 +265,11 @@ class IndexReader:
         return int(self._searcher.num_docs)
 
     def doc_freq(self, field: str, term: str) -> int:
-        return int(self._searcher.doc_freq(field, term))
+        key = ("df", field, term)
+        found: int | None = self._built.get(key)
+        if found is None:
+            found = self._remember(key, int(self._searcher.doc_freq(field, term)))
+        return found
 
     def languages(self) -> tuple[str | None, ...]:
         """Analyses the pages were indexed with: stemmed language codes, None for the rest."""
@@ -288,34 +329,9 @@ class IndexReader:
         ]
 
     def fetch(self, addresses: Sequence[tuple[float, Any]]) -> list[IndexHit]:
-        """The stored page behind each address, with its priors."""
-        if not addresses:
-            return []
-        docs = [self._searcher.doc(address) for _, address in addresses]
-        only = [address for _, address in addresses]
-        authority = self._searcher.fast_field_values("authority", only)
-        quality = self._searcher.fast_field_values("quality", only)
-        hits = []
-        for (score, _), doc, auth, qual in zip(addresses, docs, authority, quality, strict=True):
-            title, host, lang, modified = bytes(doc.get_first("meta")).decode().split(SEPARATOR)
-            hits.append(
-                IndexHit(
-                    url=str(doc.get_first("url")),
-                    title=title,
-                    host=host,
-                    lang=lang,
-                    text=bytes(doc.get_first("text")).decode("utf-8"),
-                    terms=bytes(doc.get_first("terms")).decode("utf-8"),
-                    modified=datetime.fromisoformat(modified) if modified else None,
-                    authority=float(auth or 0.0),
-                    quality=float(qual or 0.0),
-                    score=score,
-                    discussed_on=discussions_from_field(
-                        bytes(doc.get_first("discussed") or b"").decode("utf-8")
-                    ),
-                )
-            )
-        return hits
+        """The stored page behind each address."""
+        doc = self._searcher.doc
+        return [IndexHit(doc(address), score) for score, address in addresses]
 
     # Translation of the engine-neutral tree (index/spec.py) into tantivy queries.
 

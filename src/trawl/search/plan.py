@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from trawl.analysis.lookup import concatenations
 from trawl.analysis.text import fold, language_code, stem_words
@@ -39,6 +40,11 @@ def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) ->
 
 def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
     """The word's stem in each candidate language."""
+    return _word_stems(word, tuple(languages))
+
+
+@lru_cache(maxsize=16_384)
+def _word_stems(word: str, languages: tuple[str | None, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
 
 

@@ -11,7 +11,7 @@ Navigational matches, a site's home page whose host names the query or a page
 titled exactly the query, are put first.
 
 A match is first seen as a ``Candidate`` (engine score and fast fields); its
-stored page is read only when a factor needs it (``needs_page``): coverage for
+stored page is read only when a factor needs it (``pages_needed``): coverage for
 a match not known to hold every word, exact and home-page tests for a host or
 path long enough to hold the joined query. Long queries over collections
 (SciFact) then read no page at all before the final ones are shown.
@@ -55,16 +55,21 @@ def coverage_applies(shape: QueryShape, weights: RankWeights) -> bool:
     return bool(weights.coverage_power) and 0 < counted <= weights.coverage_max_words
 
 
-def needs_page(
-    candidate: Candidate, complete: bool, shape: QueryShape, weights: RankWeights
-) -> bool:
-    """Whether scoring ``candidate`` needs its stored page; ``complete``: it holds every word."""
-    if not complete and coverage_applies(shape, weights):
-        return True
+def pages_needed(
+    candidates: Sequence[Candidate], complete: int, shape: QueryShape, weights: RankWeights
+) -> list[int]:
+    """Positions of the candidates whose stored page scoring needs; the first ``complete``
+    hold every query word."""
+    covering = coverage_applies(shape, weights)
     size = len(shape.joined)
-    # Exact and home-page tests look for the joined words in the host or path.
-    possible = size > 2 or (weights.navigational > 0 and candidate.home)
-    return possible and 0 < size <= candidate.name_chars
+    navigational = weights.navigational > 0
+    return [
+        position
+        for position, candidate in enumerate(candidates)
+        if (covering and position >= complete)
+        # Exact and home-page tests look for the joined words in the host or path.
+        or ((size > 2 or (navigational and candidate.home)) and 0 < size <= candidate.name_chars)
+    ]
 
 
 def rerank(
@@ -76,32 +81,35 @@ def rerank(
 ) -> list[tuple[float, int]]:
     """(score, position in ``candidates``), best first; the first ``complete`` hold every word.
 
-    ``pages`` holds the stored page of every candidate ``needs_page`` asked for.
+    ``pages`` holds the stored page of every candidate ``pages_needed`` named.
     """
     joined = shape.joined
     covering = coverage_applies(shape, weights)
     counted = [i for i, c in enumerate(shape.counted) if c]
+    navigational = weights.navigational > 0
+    title_key = shape.title_key if shape.originals else -1
     scored: list[tuple[int, float, int]] = []
     for position, candidate in enumerate(candidates):
         score = candidate.score
+        nav = navigational and candidate.title_key == title_key
         page = pages.get(position)
-        if covering and position >= complete and page is not None:
-            matched = sum(1 for i in counted if _covers(page.terms, shape.lookups[i], shape, i))
-            score *= (matched / len(counted)) ** weights.coverage_power
-        host = page.host.lower() if page is not None else ""
-        if len(joined) > 2 and host and page is not None:
-            path = urlsplit(page.url).path.lower()
-            if joined in host.replace("-", "") or joined in path.replace("-", ""):
-                score *= 1 + weights.exact_bonus
-        score *= (
-            1
-            + weights.authority_weight * candidate.authority
-            + (weights.quality_weight * candidate.quality)
-        )
-        nav = weights.navigational > 0 and (
-            (bool(shape.originals) and candidate.title_key == shape.title_key)
-            or (candidate.home and page is not None and _names_host(joined, host))
-        )
+        if page is not None:
+            if covering and position >= complete:
+                terms = page.terms
+                matched = sum(1 for i in counted if _covers(terms, shape.lookups[i], shape, i))
+                score *= (matched / len(counted)) ** weights.coverage_power
+            host = page.host.lower()
+            if len(joined) > 2 and host:
+                path = urlsplit(page.url).path.lower()
+                if joined in host.replace("-", "") or joined in path.replace("-", ""):
+                    score *= 1 + weights.exact_bonus
+            nav = nav or (navigational and candidate.home and _names_host(joined, host))
+        if candidate.authority or candidate.quality:
+            score *= (
+                1
+                + weights.authority_weight * candidate.authority
+                + weights.quality_weight * candidate.quality
+            )
         scored.append((1 if nav else 0, score, position))
     scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
     return [(score, position) for _, score, position in scored]

@@ -21,7 +21,7 @@ from trawl.index.tantivy_index import IndexHit, IndexReader, IndexResults
 from trawl.records import Hit, SearchPage
 from trawl.search.plan import Plan, candidate_languages, plan
 from trawl.search.query import ParsedQuery, parse_query
-from trawl.search.rank import QueryShape, RankWeights, coverage_applies, needs_page, rerank
+from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
 from trawl.search.snippets import best_fragment, lead, mark
 from trawl.settings import Settings
 
@@ -101,10 +101,7 @@ def rank(
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
     top = results.addresses[:depth]
     candidates = reader.candidates(top)
-    wanted = [
-        i for i, c in enumerate(candidates)
-        if needs_page(c, i < results.complete, shape, weights)
-    ]  # fmt: skip
+    wanted = pages_needed(candidates, results.complete, shape, weights)
     pages = dict(zip(wanted, reader.fetch([top[i] for i in wanted]), strict=True))
     ordered = rerank(candidates, results.complete, pages, shape, weights)[:limit]
     unread = [i for _, i in ordered if i not in pages]
