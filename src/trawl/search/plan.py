@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from trawl.analysis.lookup import concatenations
@@ -29,6 +29,7 @@ class Plan:
     originals: tuple[str, ...]  # the words coverage is counted over
     stems: tuple[tuple[str, ...], ...]  # per original word, its lookup terms (stems, plain form)
     lookups: tuple[str, ...]  # URL forms: joined adjacent words
+    positions: tuple[int, ...] = ()  # per word of the all-words step: its original's index
 
 
 def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) -> list[str | None]:
@@ -83,7 +84,24 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
         )
     else:
         steps = (_node(query.expr, languages, extra),)
-    return Plan(steps, filters, originals, stems, lookups)
+    positions = tuple(originals.index(w) for w in query.words) if query.plain else ()
+    return Plan(steps, filters, originals, stems, lookups, positions)
+
+
+def require_counted(planned: Plan, counted: Sequence[bool]) -> Plan:
+    """The all-words step with only the words that count required; the rest still score.
+
+    A word on most pages (a stop word) says little about a page, and requiring it
+    only drops pages that hold every word that matters. When no word counts, all stay
+    required.
+    """
+    first = planned.steps[0]
+    if not planned.positions or not isinstance(first, AllOf) or all(counted) or not any(counted):
+        return planned
+    pairs = list(zip(first.children, planned.positions, strict=True))
+    required = tuple(node for node, i in pairs if counted[i])
+    optional = (*(node for node, i in pairs if not counted[i]), *first.optional)
+    return replace(planned, steps=(AllOf(required, optional=optional), *planned.steps[1:]))
 
 
 def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:

@@ -19,7 +19,7 @@ from trawl.index.documents import title_key
 from trawl.index.spec import Boosts
 from trawl.index.tantivy_index import IndexHit, IndexReader, IndexResults
 from trawl.records import Hit, SearchPage
-from trawl.search.plan import Plan, candidate_languages, plan
+from trawl.search.plan import Plan, candidate_languages, plan, require_counted
 from trawl.search.query import ParsedQuery, parse_query
 from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
 from trawl.search.snippets import best_fragment, lead, mark
@@ -92,6 +92,7 @@ def rank(
     depth = settings.rerank_depth
     weights = rank_weights(settings)
     shape = _shape(reader, planned)
+    planned = require_counted(planned, shape.counted)
     # Every word first, for short queries and those coverage applies to; a longer query's
     # all-words matches gain nothing in the rerank, and the step would cost a search.
     every_word = len(planned.originals) <= weights.coverage_max_words or coverage_applies(
