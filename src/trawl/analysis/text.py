@@ -123,8 +123,3 @@ def stem_text(ws: Sequence[str], lang: str | None) -> str:
 def terms(text: str, lang: str | None) -> list[str]:
     """Index terms of a text in a language, in order (positions kept for phrases)."""
     return stem_words(words(text), lang)
-
-
-def plain_terms(text: str) -> list[str]:
-    """Folded, unstemmed words: the last step of the search cascade matches these."""
-    return [fold(w) for w in words(text)]

@@ -11,8 +11,6 @@ queries, whatever the language, and the engine only splits on spaces.
     anchors     terms       anchor texts of links from other pages to this one
     url_tokens  folded      words of the URL path, also joined: /sql-createindex -> sqlcreateindex
     host        folded      host labels, split and whole: a-b.com -> a b ab com
-    plain       folded      words of title, headings and body that stemming changed, as written
-                            (the cascade's last step; the others are in the stemmed fields)
     site        raw         the host and each parent domain, for site:
     lang        raw         ISO 639-1 code
     modified_source raw     page, sitemap or http
@@ -57,7 +55,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         headings.append(record.description)
     title = record.title or (record.headings[0] if record.headings else "")
     host = (parts.hostname or "") if web else ""
-    # Words are found once per part and serve both the stemmed and the plain fields.
+    # Words are found once per part: the stems, the title's key and the URL's words.
     title_words, heading_words = words(title), words("\n".join(headings))
     text_words = words(record.text)
     title_stems = stem_words(title_words, lang)
@@ -70,14 +68,6 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     body_terms = f"{title_terms} {' '.join(text_stems)}"
     url_words = [fold(w) for w in url_path_words(parts.path)] if web else []
     host_terms = host_words(host)
-    # The cascade's last step matches words as written: here only those stemming changed.
-    changed = [
-        w
-        for ws, ss in ((title_words, title_stems), (heading_words, heading_stems),
-                       (text_words, text_stems))
-        for w, s in zip(ws, ss, strict=True)
-        if w != s
-    ]  # fmt: skip
     distinct = {*title_stems, *heading_stems, *text_stems, *anchor_stems, *url_words, *host_terms}
     modified = record.modified
     if modified is not None and modified.tzinfo is None:
@@ -94,7 +84,6 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         "anchors": " ".join(anchor_stems),
         "url_tokens": " ".join(url_words),
         "host": " ".join(host_terms),
-        "plain": fold(" ".join(changed)),
         "site": parent_domains(host),
         "lang": lang,
         "modified_source": record.modified_source or "",

@@ -39,20 +39,19 @@ from trawl.index.spec import (
     Near,
     Node,
     Phrase,
-    PlainWord,
     Word,
 )
 from trawl.records import Discussion, PageRecord
 
 # 2: anchors; 3: discussed; 4: terms analysed per language in Python, priors, dates, plain, site;
-# 5: plain holds only the words stemming changed, without positions; rerank keys as fast fields
+# 5: no plain field (the cascade's last step analyses the words in every indexed language);
+#    the rerank's keys as fast fields
 SCHEMA_VERSION = 5
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 _PHRASE_FIELDS = ("title", "headings", "body", "anchors")
 _LOOKUP_FIELDS = ("host", "url_tokens")
 _UNSTEMMED = frozenset(_LOOKUP_FIELDS)
-_PLAIN_FIELDS = ("plain", "body", "headings")  # where a word as written can be
 _KEYS = ("title_key", "home", "name_chars")  # what the rerank reads before any stored page
 _BUILT_MAX = 4096  # engine queries kept for reuse
 _SHOULD = tantivy.Occur.Should
@@ -65,8 +64,6 @@ def _schema() -> Any:
     b.add_text_field("url", stored=True, tokenizer_name="raw")
     for name in TEXT_FIELDS:
         b.add_text_field(name, stored=False, tokenizer_name="whitespace")
-    # Only single words are asked of it: positions would cost indexing time for nothing.
-    b.add_text_field("plain", stored=False, tokenizer_name="whitespace", index_option="freq")
     for name in ("site", "lang", "modified_source"):
         b.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
     b.add_date_field("modified", stored=False, indexed=True, fast=True)
@@ -353,8 +350,6 @@ class IndexReader:
         match node:
             case Word():
                 return _any(self._clauses(node, boosts))
-            case PlainWord(form=form):
-                return _any([self._term(field, form, 1.0) for field in _PLAIN_FIELDS])
             case Phrase(variants=variants):
                 return _any(
                     [

@@ -2,7 +2,9 @@
 
 Each word is analysed in every candidate language (the lang: operator or the
 ``query_lang`` setting, else every language the index holds) and matches any
-of the stems: the page's own analysis decided which one it carries.
+of the stems: the page's own analysis decided which one it carries. When the
+candidates are fewer than the index's languages, the cascade's last step
+analyses the words in all of them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import lru_cache
 
 from trawl.analysis.lookup import concatenations
 from trawl.analysis.text import fold, language_code, stem_words
-from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, PlainWord, Word
+from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, Word
 from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
 
 Languages = Sequence[str | None]
@@ -24,7 +26,7 @@ _LOOKUP_MAX_WORDS = 6
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    steps: tuple[Node, ...]  # tried in order; a plain query has all, any, unstemmed
+    steps: tuple[Node, ...]  # tried in order; a plain query: all, any, any in every language
     filters: Filters
     originals: tuple[str, ...]  # the words coverage is counted over
     stems: tuple[tuple[str, ...], ...]  # per original word, its lookup terms (stems, plain form)
@@ -53,7 +55,10 @@ def word_node(word: str, languages: Languages) -> Word:
     return Word(word_stems(word, languages), plain=fold(word))
 
 
-def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Plan:
+def plan(
+    query: ParsedQuery, languages: Languages, proximity: float = 0.0, everywhere: Languages = ()
+) -> Plan:
+    """``everywhere``: every language the index holds, for the cascade's last step."""
     filters = Filters(
         sites=query.sites,
         lang=query.lang,
@@ -77,11 +82,10 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
     if query.plain:
         # Repeated words count again, as BM25's query term frequency would have them.
         words = [word_node(w, languages) for w in query.words]
-        steps: tuple[Node, ...] = (
-            AllOf(tuple(words), optional=extra),
-            AnyOf((*words, *extra)),
-            AnyOf(tuple(PlainWord(fold(w)) for w in originals)),
-        )
+        steps: tuple[Node, ...] = (AllOf(tuple(words), optional=extra), AnyOf((*words, *extra)))
+        if set(everywhere) - set(languages):
+            # query_lang named one language: a page in another may still hold the words.
+            steps += (AnyOf(tuple(word_node(w, everywhere) for w in originals)),)
     else:
         steps = (_node(query.expr, languages, extra),)
     positions = tuple(originals.index(w) for w in query.words) if query.plain else ()

@@ -1,10 +1,15 @@
 """Run a search: parse, plan, match (the cascade), rerank, page, snippet.
 
-The cascade (seed 000) for plain word queries: every word required; when
-that fills less than the ranking depth, pages with any word follow (their
-coverage keeps them below pages with every word); when no page has any
-word's stem, the unstemmed words are tried. Queries with operators run as
-written. The engine's BM25F top ``rerank_depth`` is reordered by rank.py.
+The cascade (seed 000) for plain word queries: every word that counts
+required (a word on over half the pages still scores but is not required);
+when that fills less than the ranking depth, pages with any word follow
+(their coverage keeps them below pages with every word); when no page has
+any word's stem and the query was analysed in fewer languages than the index
+holds, the words are tried in all of them. A query longer than
+``coverage_max_words`` that coverage does not apply to skips the first step:
+the rerank would not prefer its all-words matches. Queries with operators
+run as written. The engine's BM25F top ``rerank_depth`` is reordered by
+rank.py.
 """
 
 from __future__ import annotations
@@ -82,7 +87,7 @@ def rank(
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
-    planned = plan(query, languages, settings.proximity_boost)
+    planned = plan(query, languages, settings.proximity_boost, reader.languages())
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
     if by_date:
@@ -129,7 +134,7 @@ def _cascade(
         if first.total >= depth:
             return replace(first, complete=len(first.addresses))
     wider = reader.search(steps[1], filters, boosts, limit=depth, by_date=by_date)
-    if wider.total == 0:
+    if wider.total == 0 and len(steps) > 2:
         return reader.search(steps[2], filters, boosts, limit=depth, by_date=by_date)
     if first.total == 0:
         return wider
