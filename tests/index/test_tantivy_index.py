@@ -151,6 +151,15 @@ def test_rerank_keys_are_fast_fields(tmp_path: Path) -> None:
     assert guide == (title_key("guide"), False, len("/guide/longpagename.html"))
 
 
+def test_a_page_without_text_reads_back_empty(tmp_path: Path) -> None:
+    write(tmp_path, record("https://docs.example.org/a", "Only A Title", ""))
+    reader = IndexReader(tmp_path)
+    found = reader.search(Word(("titl",)), Filters(), Boosts(fields=BOOSTS), limit=1)
+    (hit,) = reader.fetch(found.addresses)
+
+    assert (hit.title, hit.text, hit.discussed_on) == ("Only A Title", "", ())
+
+
 def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SearchIndexError, match="crawl a site first"):
         IndexReader(tmp_path / "nothing")

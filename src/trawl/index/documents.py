@@ -89,7 +89,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         "modified_source": record.modified_source or "",
         "authority": float(record.authority),
         "quality": float(record.quality),
-        "title_key": title_key(" ".join(fold(w) for w in title_words)),
+        "title_key": title_key(fold(" ".join(title_words))),
         "home": int(web and bool(host) and is_home_page(record.url)),
         "name_chars": name_chars(host, parts.path) if web and host else 0,
         "meta": meta.encode("utf-8"),
@@ -99,7 +99,8 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     }
     if modified is not None:
         fields["modified"] = modified
-    return fields
+    # An empty value indexes nothing but still costs a conversion and a visit: left out.
+    return {name: value for name, value in fields.items() if value not in ("", b"")}
 
 
 def title_key(folded_words: str) -> int:

@@ -112,6 +112,7 @@ class IndexWriter:
     def __init__(self, path: Path, *, fresh: bool = False, threads: int = 1) -> None:
         """``fresh``: start from an empty index (``trawl index``), whatever was there."""
         self._index = _open(path, create=True, replace=fresh)
+        self._schema = self._index.schema
         try:
             self._writer = self._index.writer(_WRITER_HEAP, threads)
         except ValueError as e:  # the writer lock is held by another process
@@ -126,11 +127,8 @@ class IndexWriter:
 
     def add(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
         """Add a page known to be absent (a fresh index): no delete first."""
-        fields = index_fields(record, anchors)
-        keys = [(name, fields.pop(name)) for name in _KEYS]
-        document = tantivy.Document(**fields)
-        for name, value in keys:  # a plain int would be read as i64
-            document.add_unsigned(name, value)
+        # Converted by the schema's types: without it a Python int would be read as i64.
+        document = tantivy.Document.from_dict(index_fields(record, anchors), self._schema)
         self._writer.add_document(document)
         self.pending += 1
 
@@ -190,12 +188,12 @@ class IndexHit:
 
     @property
     def text(self) -> str:
-        return bytes(self._doc.get_first("text")).decode("utf-8")
+        return bytes(self._doc.get_first("text") or b"").decode("utf-8")  # empty: not stored
 
     @property
     def terms(self) -> str:
         """The page's distinct terms, space-separated, with a space at each end."""
-        return bytes(self._doc.get_first("terms")).decode("utf-8")
+        return bytes(self._doc.get_first("terms") or b"").decode("utf-8")
 
     @property
     def discussed_on(self) -> tuple[Discussion, ...]:
