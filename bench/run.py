@@ -14,6 +14,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 SCRIPTS = (
     "crawl_speed.py",
+    "crawl_workers.py",
     "frontier_memory.py",
     "extraction.py",
     "render_cost.py",

@@ -1,4 +1,5 @@
-"""Fixtures: real HTTP servers on loopback, stopped after each test."""
+"""Fixtures: real HTTP servers on loopback, stopped after each test; a real
+PostgreSQL server for the session, a fresh database per test; the store on both."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from typing import Any
 import pytest
 
 from fixture_sites import Route, SiteServer
+from postgres_server import PostgresServer, server_binaries
+from trawl.store.base import Store
+from trawl.store.postgres import PostgresStore
+from trawl.store.sqlite import SQLiteStore
 
 
 @pytest.fixture
@@ -52,3 +57,47 @@ def serve_directory() -> Iterator[Callable[[Path], str]]:
     for httpd in servers:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the whole test session."""
+    bindir = server_binaries()
+    if bindir is None:
+        pytest.skip(
+            "PostgreSQL server binaries not found (pg_config --bindir): install Debian's"
+            " postgresql package"
+        )
+    server = PostgresServer(bindir).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh, empty database for one test."""
+    url = postgres_server.new_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Store]]:
+    """Opens the same store again (as another process would): a SQLite file, or a
+    PostgreSQL database. Tests that take it run on every backend."""
+    opened: list[Store] = []
+    url = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
+
+    def opener() -> Store:
+        new: Store = SQLiteStore(tmp_path / "trawl.sqlite") if url is None else PostgresStore(url)
+        opened.append(new)
+        return new
+
+    yield opener
+    for each in opened:
+        each.close()
+
+
+@pytest.fixture
+def store(open_store: Callable[[], Store]) -> Store:
+    return open_store()

@@ -55,6 +55,8 @@ ONLY = {
     "selectolax": ("trawl.extract",),
     "tldextract": ("trawl.urls",),
     "sqlite3": ("trawl.store",),
+    "psycopg": ("trawl.store",),
+    "psycopg_pool": ("trawl.store",),
     "tantivy": ("trawl.index",),
     "fastapi": ("trawl.server",),
     "starlette": ("trawl.server",),

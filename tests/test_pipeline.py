@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixture_sites import Route, SiteServer, html_page
+from trawl.extract.html import parse_html
 from trawl.index.tantivy_index import IndexReader
-from trawl.pipeline import CrawlOutcome, crawl, rebuild_index
+from trawl.pipeline import CrawlOutcome, Parser, crawl, rebuild_index
 from trawl.search.searcher import search
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
@@ -299,3 +301,22 @@ async def test_a_page_that_turns_unindexable_leaves_the_index(
         assert target is None  # nothing names it
     else:  # the canonical or the refresh target was queued and crawled
         assert target is not None and target.indexability == "Indexable"
+
+
+async def test_warm_up_starts_the_parser_process_before_the_first_page() -> None:
+    before = {p.pid for p in multiprocessing.active_children()}
+    parser = Parser(1)
+    parser.warm_up()
+    try:
+        # The process exists before any page is parsed: its start-up (forked when this
+        # process has one thread, spawned otherwise) overlaps the first requests.
+        started = [p for p in multiprocessing.active_children() if p.pid not in before]
+        assert len(started) == 1
+        body = html_page("Parsed apart", "<p>Okapis live in the forest of Ituri.</p>").body
+        url = "http://127.0.0.1:1/okapi"
+        pooled = await parser.parse(body, url, "text/html; charset=utf-8", None)
+        assert pooled == parse_html(body, url, "text/html; charset=utf-8", None)
+        assert pooled.text == "Okapis live in the forest of Ituri."
+    finally:
+        await parser.close()
+    assert not [p for p in multiprocessing.active_children() if p.pid not in before]

@@ -31,6 +31,13 @@ err = Console(stderr=True)
 DataOpt = Annotated[
     Path | None, typer.Option("--data", help="Data folder [env TRAWL_DATA, default ./trawl-data].")
 ]
+StoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="A postgresql:// URL or a SQLite file [env TRAWL_STORE, default DATA/trawl.sqlite].",
+    ),
+]
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="A trawl.toml file [env TRAWL_CONFIG].")
 ]
@@ -93,6 +100,7 @@ def crawl(
         bool | None,
         typer.Option("--render/--no-render", help="Load HTML pages in headless Chromium."),
     ] = None,
+    store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Crawl sites from start URLs and index every page found.
@@ -100,10 +108,10 @@ def crawl(
     Running the same command again after Ctrl-C or a crash resumes the crawl.
     """
     from trawl.pipeline import crawl as run_crawl
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data)
+        settings = _settings(config, data=data, store=store_location)
         if speed is not None:
             if speed not in SPEED_PRESETS:
                 raise ConfigError(f"--speed must be one of {', '.join(SPEED_PRESETS)}")
@@ -119,7 +127,7 @@ def crawl(
             render=render,
         )
         allowed = [_host_port(h) for h in allow_host or []]
-        store = SQLiteStore(settings.sqlite_path)
+        store = open_store(settings)
         starts = _start_urls(urls or [], resume, store)
     except TrawlError as e:
         raise _fail(str(e)) from None
@@ -224,14 +232,15 @@ def resources(
         bool, typer.Option("--broken", help="Only status 000 or >= 400, with their pages.")
     ] = False,
     limit: Annotated[int, typer.Option(min=1, help="Rows to show.")] = 100,
+    store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Show the resources checked after the last crawls (images, scripts, stylesheets...)."""
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data)
-        store = SQLiteStore(settings.sqlite_path)
+        settings = _settings(config, data=data, store=store_location)
+        store = open_store(settings)
     except TrawlError as e:
         raise _fail(str(e)) from None
     try:
@@ -266,14 +275,16 @@ def _host_port(text: str) -> tuple[str, int]:
 
 
 @app.command()
-def recrawl(data: DataOpt = None, config: ConfigOpt = None) -> None:
+def recrawl(
+    data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
+) -> None:
     """Re-crawl every enabled site, one after another (unchanged pages answer 304)."""
     from trawl.pipeline import recrawl_sites
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data)
-        store = SQLiteStore(settings.sqlite_path)
+        settings = _settings(config, data=data, store=store_location)
+        store = open_store(settings)
         try:
             outcomes = asyncio.run(recrawl_sites(settings, store))
         finally:
@@ -319,14 +330,18 @@ def search(
 
 
 @app.command()
-def index(data: DataOpt = None, config: ConfigOpt = None) -> None:
-    """Rebuild the search index from the store."""
+def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None) -> None:
+    """Rebuild the search index (in DATA/index) from the store.
+
+    With a shared PostgreSQL store, run it where `trawl serve` runs: the server
+    picks up each new commit by itself.
+    """
     from trawl.pipeline import rebuild_index
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data)
-        store = SQLiteStore(settings.sqlite_path)
+        settings = _settings(config, data=data, store=store_location)
+        store = open_store(settings)
         try:
             count = rebuild_index(store, settings)
         finally:
@@ -337,20 +352,103 @@ def index(data: DataOpt = None, config: ConfigOpt = None) -> None:
 
 
 @app.command()
+def worker(
+    urls: Annotated[
+        list[str] | None,
+        typer.Argument(help="Start URLs of the crawl to join or begin; none: the running one."),
+    ] = None,
+    store_location: StoreOpt = None,
+    data: DataOpt = None,
+    max_pages: Annotated[
+        int | None, typer.Option(min=1, help="Stop this worker after this many URLs.")
+    ] = None,
+    max_depth: Annotated[
+        int | None, typer.Option(min=0, help="Link hops from a start URL.")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Requests in flight in this worker.")
+    ] = None,
+    delay: Annotated[
+        float | None,
+        typer.Option(min=0, help="Seconds between requests to one host, over all workers."),
+    ] = None,
+    host_concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Requests in flight to one host, over all workers.")
+    ] = None,
+    lease: Annotated[
+        float | None,
+        typer.Option(min=1, help="Seconds a URL stays leased; a dead worker's URLs wait this."),
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
+    ] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Crawl as one of many workers sharing a store (start as many as you like, on
+    any machines). Pages go to the store; build the index with `trawl index`."""
+    import os
+    import socket
+
+    from trawl.pipeline import work
+    from trawl.store import open_store
+    from trawl.urls.start import parse_start_url
+
+    try:
+        settings = _settings(
+            config,
+            data=data,
+            store=store_location,
+            max_pages=max_pages,
+            max_depth=max_depth,
+            concurrency=concurrency,
+            delay=delay,
+            host_concurrency=host_concurrency,
+            lease=lease,
+        )
+        allowed = [_host_port(h) for h in allow_host or []]
+        starts = list(dict.fromkeys(parse_start_url(u) for u in urls or []))
+        store = open_store(settings)
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    owner = f"{socket.gethostname()}:{os.getpid()}"
+
+    def on_crawler(crawler: Crawler) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, crawler.stop)
+        loop.add_signal_handler(signal.SIGTERM, crawler.stop)
+
+    try:
+        outcome = asyncio.run(
+            work(starts, settings, store, owner=owner, on_crawler=on_crawler, allow=allowed)
+        )
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    finally:
+        store.close()
+    typer.echo(
+        f"worker {owner}: crawl {outcome.crawl_id} {outcome.outcome}: {outcome.fetched} fetched,"
+        f" {outcome.failed} failed, {outcome.blocked} blocked by robots.txt, {outcome.pruned}"
+        f" pruned, in {outcome.seconds:.1f}s ({outcome.pages_per_second:.1f} pages/s)"
+    )
+
+
+@app.command()
 def explain(
     url: Annotated[str, typer.Argument(help="A stored page's URL.")],
     data: DataOpt = None,
+    store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Say what Trawl knows about a page: searchable or not, authority, quality,
     which copy is canonical and why, where it is discussed."""
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
     from trawl.urls.identity import normalise
 
     try:
-        settings = _settings(config, data=data)
+        settings = _settings(config, data=data, store=store_location)
         wanted = normalise(url if "://" in url else "https://" + url)
-        store = SQLiteStore(settings.sqlite_path)
+        store = open_store(settings)
         try:
             record = store.page(wanted)
             copies = store.duplicates_of(wanted) if record is not None else []
@@ -394,16 +492,17 @@ def evict(
         bool, typer.Option("--dry-run", help="List what would go, by rule; remove nothing.")
     ] = False,
     data: DataOpt = None,
+    store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Remove near-duplicates, gone pages, low-value pages and hosts in unwanted languages
     from store and index (rules and thresholds: the evict_* settings)."""
     from trawl.pipeline import evict as run_evict
-    from trawl.store.sqlite import SQLiteStore
+    from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data)
-        store = SQLiteStore(settings.sqlite_path)
+        settings = _settings(config, data=data, store=store_location)
+        store = open_store(settings)
         try:
             result = run_evict(store, settings, dry_run=dry_run)
         finally:
@@ -426,6 +525,7 @@ def serve(
     data: DataOpt = None,
     host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535, help="Port to listen on.")] = None,
+    store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Serve the search page, the JSON API and the docs at /docs."""
@@ -434,7 +534,7 @@ def serve(
     from trawl.server.app import create_app
 
     try:
-        settings = _settings(config, data=data, host=host, port=port)
+        settings = _settings(config, data=data, host=host, port=port, store=store_location)
     except TrawlError as e:
         raise _fail(str(e)) from None
     settings.data.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,10 @@ and, once the crawl has ended, the lifecycle: the crawl-log row, pruning
 after a complete and healthy run, resuming a run that was cut short.
 Everything else is a stage that does one thing and knows nothing of its
 neighbours. ``trawl index`` reuses the tail: store.pages -> index upsert.
+
+``work`` runs the same stages as one of many workers sharing a store: the
+frontier is the store's (``SharedFrontier``), and no worker writes an index
+(``trawl index`` builds it from the store).
 """
 
 from __future__ import annotations
@@ -14,18 +18,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from trawl.corpus import update_signals
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
-from trawl.crawl.frontier import Frontier
+from trawl.crawl.frontier import CrawlFrontier, Frontier
+from trawl.crawl.shared_frontier import SharedFrontier
 from trawl.errors import InvalidUrl, RenderError
 from trawl.extract import language
 from trawl.extract.html import parse_html
@@ -100,9 +106,18 @@ class Parser:
     def warm_up(self) -> None:
         """Start the parser's slow start-up beside the crawl's first requests: the
         worker processes (which load the language model as they start), or, when
-        parsing in this process, the model in a thread. Only where parsing happens."""
+        parsing in this process, the model in a thread. Only where parsing happens.
+
+        Called before anything starts a thread (the index writer does), so that the
+        workers can be forked: a forked worker inherits every module this process
+        has imported, where a spawned one imports the whole program again first.
+        """
         if self._workers > 0:
-            self._start_pool()
+            fork = "fork" in get_all_start_methods() and threading.active_count() == 1
+            pool = self._start_pool("fork" if fork else "spawn")
+            # A pool starts its processes on its first task: give it one now, so the
+            # first page does not wait for a worker's start-up.
+            pool.submit(int)
         elif self._warming is None:
             self._warming = asyncio.create_task(asyncio.to_thread(language.preload))
 
@@ -120,10 +135,12 @@ class Parser:
             self._pool = None
             raise
 
-    def _start_pool(self) -> ProcessPoolExecutor:
+    def _start_pool(self, method: str = "spawn") -> ProcessPoolExecutor:
+        # Only a single-threaded process may fork safely, so a pool made anew
+        # mid-crawl (after a worker died) is spawned.
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self._workers, mp_context=get_context("spawn"), initializer=language.preload
+                self._workers, mp_context=get_context(method), initializer=language.preload
             )
         return self._pool
 
@@ -141,12 +158,13 @@ class PagePipeline:
     def __init__(
         self,
         store: Store,
-        index: IndexWriter,
+        index: IndexWriter | None,
         crawl_id: int,
         parser: Parser | None = None,
         robots_name: str = "trawlbot",
     ) -> None:
-        """``robots_name``: our product token, which meta tags and X-Robots-Tag may name."""
+        """``robots_name``: our product token, which meta tags and X-Robots-Tag may name.
+        ``index`` None: pages go to the store only (workers; ``trawl index`` follows)."""
         self._parser = parser or Parser(0)
         self._robots_name = robots_name
         self._store = store
@@ -195,7 +213,14 @@ class PagePipeline:
                 record, parsed, result, self._robots_name, item.lastmod
             )
             links = parsed.links
-        self._store.save_page(record, links, self._crawl_id)
+        if self._store.threadsafe:
+            # A network round trip or several (PostgreSQL): waited for in a thread,
+            # so the event loop goes on fetching meanwhile.
+            await asyncio.to_thread(self._store.save_page, record, links, self._crawl_id)
+        else:
+            self._store.save_page(record, links, self._crawl_id)
+        if self._index is None:
+            return follow
         if record.indexable:
             # Anchor text comes when the crawl ends (_link_up): by then every link
             # to the page is known, and each page is looked up once, not twice.
@@ -219,7 +244,8 @@ class PagePipeline:
         if reason.startswith("robots.txt"):
             # Recorded as a page (label Blocked), and so out of the index.
             self._store.save_page(blocked_page(item, time.time()), (), self._crawl_id)
-            self._index.delete(item.url)
+            if self._index is not None:
+                self._index.delete(item.url)
         self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)
 
 
@@ -240,12 +266,16 @@ async def crawl(
     ``allow`` names extra private host:port targets (``--allow-host``).
     """
     started = time.monotonic()
-    # The writer's lock is also the crawl lock: a crawl still marked running can
-    # only be one that died, so it is marked interrupted.
-    index = IndexWriter(settings.index_path)
     workers = settings.parse_workers
     parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
-    parser.warm_up()
+    parser.warm_up()  # before the index writer starts its threads: see warm_up
+    try:
+        # The writer's lock is also the crawl lock: a crawl still marked running can
+        # only be one that died, so it is marked interrupted.
+        index = IndexWriter(settings.index_path)
+    except BaseException:
+        await parser.close()
+        raise
     try:
         store.interrupt_running()
         previous = None if fresh else store.resumable_crawl(start_urls)
@@ -321,7 +351,7 @@ async def _run(
     start_urls: Sequence[str],
     resume: Sequence[CrawlUrl],
     settings: Settings,
-    frontier: Frontier,
+    frontier: CrawlFrontier,
     pipeline: PagePipeline,
     on_progress: Callable[[CrawlStats], None] | None,
     on_crawler: Callable[[Crawler], None] | None,
@@ -364,6 +394,100 @@ async def _run(
     if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
         return stats, "unhealthy"
     return stats, "complete"
+
+
+async def work(
+    start_urls: Sequence[str],
+    settings: Settings,
+    store: Store,
+    *,
+    owner: str,
+    on_crawler: Callable[[Crawler], None] | None = None,
+    allow: Sequence[Target] = (),
+) -> CrawlOutcome:
+    """Be one worker of a crawl shared through ``store``: join the running crawl of
+    ``start_urls`` (begin it if there is none; no start URLs: the latest running
+    crawl), fetch URLs under leases until no URL is queued or leased anywhere.
+
+    The worker that sees the frontier empty closes the crawl: inlinks, pruning
+    after a healthy run, the crawl-log row (the figures are the store's, over all
+    workers). Several may do so at the end; each step gives the same result twice.
+    """
+    started = time.monotonic()
+    workers = settings.parse_workers
+    parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
+    parser.warm_up()
+    try:
+        crawl_id = store.join_crawl(start_urls)
+        joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
+        starts = list(start_urls) or (joined[0] if joined else [])
+        for url in starts:
+            store.add_site(url)
+        pipeline = PagePipeline(store, None, crawl_id, parser, product_token(settings.user_agent))
+        frontier = SharedFrontier(
+            store,
+            crawl_id,
+            owner,
+            delay=settings.delay,
+            host_concurrency=settings.host_concurrency,
+            lease=settings.lease,
+        )
+        stats, outcome = await _run(
+            start_urls=starts,
+            resume=(),
+            settings=settings,
+            frontier=frontier,
+            pipeline=pipeline,
+            on_progress=None,
+            on_crawler=on_crawler,
+            allow=allow,
+        )
+        pruned = 0
+        if outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
+            outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
+    finally:
+        await parser.close()
+    return CrawlOutcome(
+        crawl_id=crawl_id,
+        outcome=outcome,
+        discovered=stats.discovered,
+        fetched=stats.fetched,
+        ok=stats.ok,
+        failed=stats.failed,
+        blocked=stats.blocked,
+        indexed=0,
+        pruned=pruned,
+        seconds=time.monotonic() - started,
+        skipped=dict(stats.skipped),
+        samples=stats.samples,
+    )
+
+
+def _close_shared_crawl(
+    store: Store, crawl_id: int, starts: Sequence[str], stats: CrawlStats, settings: Settings
+) -> tuple[str, int]:
+    """The end of a crawl shared by workers, judged on every worker's results."""
+    counts = store.frontier_counts(crawl_id)
+    ok, failed = counts.get("fetched", 0), counts.get("failed", 0)
+    errors = failed + len(store.server_error_pages(crawl_id))
+    healthy = ok > 0 and errors <= settings.max_error_rate * max(1, ok + failed)
+    hosts = sorted({urlsplit(u).hostname or "" for u in starts})
+    store.count_inlinks(hosts)
+    pruned = 0
+    if healthy:
+        gone = store.unseen_pages(crawl_id, hosts)
+        store.delete_pages(gone)
+        pruned = len(gone)
+    outcome = "complete" if healthy else "unhealthy"
+    store.finish_crawl(
+        crawl_id,
+        pages_ok=ok,
+        pages_failed=failed,
+        outcome=outcome,
+        skipped=stats.skipped,
+        samples=stats.samples,
+    )
+    return outcome, pruned
 
 
 def _allowed(start_urls: Sequence[str], allow: Sequence[Target]) -> frozenset[Target]:
@@ -452,8 +576,9 @@ def _link_up(store: Store, index: IndexWriter, indexed_urls: Sequence[str]) -> N
             index.delete(url)
         else:
             index.upsert(record, store.anchors_to(url))
-        if index.pending >= COMMIT_EVERY:
-            index.commit()
+    # No commit every COMMIT_EVERY pages here, only the one when the crawl closes
+    # the index: the pages are already searchable, and a crash now loses only
+    # what the next crawl redoes. Each commit (about 0.1 s) held up the crawl's end.
 
 
 def _finish(
@@ -496,7 +621,12 @@ def _finish(
 
 def rebuild_index(store: Store, settings: Settings) -> int:
     """Run the corpus batch step, then rebuild the index from the store's searchable
-    pages (indexable, not a duplicate); return how many were indexed."""
+    pages (indexable, not a duplicate); return how many were indexed.
+
+    One commit at the end: a search server reading the index meanwhile answers from
+    the old one until the new one is whole (the writer spills segments to disk as
+    its memory fills, uncommitted), and a rebuild that fails publishes nothing.
+    """
     index = IndexWriter(settings.index_path, fresh=True)
     count = 0
     try:
@@ -506,8 +636,9 @@ def rebuild_index(store: Store, settings: Settings) -> int:
                 continue
             index.upsert(record, store.anchors_to(record.url))
             count += 1
-            if index.pending >= COMMIT_EVERY * 10:
-                index.commit()
+    except BaseException:
+        index.rollback()
+        raise
     finally:
         index.close()
     return count

@@ -38,6 +38,17 @@ def _setting(
 @dataclass(frozen=True)
 class Settings:
     data: Path = _setting(Path("trawl-data"), "Data folder: trawl.sqlite and index/ live here.")
+    store: str = _setting(
+        "",
+        "Where pages and the crawl log live: empty for trawl.sqlite in the data folder, a"
+        " SQLite file path, or a postgresql:// URL (workers on many machines share one).",
+    )
+    lease: float = _setting(
+        120.0,
+        "Seconds a worker holds a frontier URL; a killed worker's URLs go to others after"
+        " this. Keep it above timeout.",
+        1,
+    )
     user_agent: str = _setting(
         "TrawlBot/0.1 (+https://github.com/trawl-search/trawl)",
         "User-Agent sent with every request; its first word is the robots.txt token.",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trawl.extract.html import parse_html
+from trawl.extract.html import _BLOCK_TAG, parse_html
 from trawl.extract.links import MAX_TEXT_CHARS as MAX_ANCHOR_CHARS
 from trawl.records import Link, ParsedPage
 
@@ -374,3 +376,37 @@ def test_undeclared_legacy_encoding_is_detected() -> None:
 def test_undeclared_utf8_is_read_as_utf8() -> None:
     body = "<p>Ærø — “quotes” and €</p>".encode()
     assert parse_html(body, "https://example.com/").text == "Ærø — “quotes” and €"
+
+
+# -- block separation ---------------------------------------------------------------
+
+# The block tags as first written, one flat alternation; _BLOCK_TAG groups them by
+# first letter for speed and must match exactly the same places.
+BLOCK_NAMES = [
+    *("address", "article", "aside", "blockquote", "br", "caption", "dd", "details"),
+    *("dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form"),
+    *("h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "img", "legend", "li", "main"),
+    *("nav", "ol", "option", "p", "pre", "section", "summary", "table", "tbody", "td"),
+    *("tfoot", "th", "thead", "tr", "ul"),
+]
+FLAT_BLOCK_TAG = re.compile(r"<(?=/?(?:" + "|".join(BLOCK_NAMES) + r")\b)", re.IGNORECASE)
+NEAR_MISSES = ["a", "b", "u", "o", "t", "s", "param", "h7", "h", "tbodyx", "bra", "imgs", "mains"]
+
+
+@pytest.mark.parametrize("tag", BLOCK_NAMES)
+def test_every_block_tag_gets_a_space_before_it(tag: str) -> None:
+    markup = f"x<{tag}>y</{tag.upper()}>z"
+    assert _BLOCK_TAG.sub(" <", markup) == f"x <{tag}>y </{tag.upper()}>z"
+    assert FLAT_BLOCK_TAG.sub(" <", markup) == _BLOCK_TAG.sub(" <", markup)
+
+
+@pytest.mark.parametrize("tag", NEAR_MISSES)
+def test_a_tag_that_only_starts_like_a_block_tag_gets_none(tag: str) -> None:
+    markup = f"x<{tag} class=a>y</{tag}>"
+    assert _BLOCK_TAG.sub(" <", markup) == markup == FLAT_BLOCK_TAG.sub(" <", markup)
+
+
+@given(st.text(alphabet="<>/ pPrReEaAbBhH1234567890lLiImMgGtTdDuUoOsSxX", max_size=60))
+@settings(max_examples=300)
+def test_block_tag_pass_matches_the_flat_alternation_on_any_text(text: str) -> None:
+    assert _BLOCK_TAG.sub(" <", text) == FLAT_BLOCK_TAG.sub(" <", text)

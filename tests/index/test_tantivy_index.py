@@ -203,3 +203,21 @@ def test_index_fields() -> None:
         "createindex",
         "sqlcreateindex",
     ]
+
+
+def test_a_rebuild_is_seen_whole_or_not_at_all(tmp_path: Path) -> None:
+    path = tmp_path / "index"
+    write(path, record("https://e.org/a", "kiwi"), record("https://e.org/b", "kiwi"))
+    reader = IndexReader(path)  # a search server, open throughout
+
+    rebuild = IndexWriter(path, fresh=True)
+    rebuild.upsert(record("https://e.org/c", "kiwi"))
+    assert reader.num_docs() == 2  # emptied and refilled, but not committed: the old index
+    rebuild.rollback()
+    rebuild.close()
+    assert reader.num_docs() == 2  # a failed rebuild publishes nothing
+
+    write_fresh = IndexWriter(path, fresh=True)
+    write_fresh.upsert(record("https://e.org/c", "kiwi"))
+    write_fresh.close()
+    assert reader.num_docs() == 1  # the new one, whole

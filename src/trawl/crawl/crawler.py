@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
-from trawl.crawl.frontier import Frontier
+from trawl.crawl.frontier import CrawlFrontier
 from trawl.errors import FetchError, InvalidUrl, SitemapError
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult
@@ -112,7 +112,7 @@ class Crawler:
         fetcher: Fetcher,
         sink: PageSink,
         limits: CrawlLimits,
-        frontier: Frontier,
+        frontier: CrawlFrontier,
         on_progress: Callable[[CrawlStats], None] | None = None,
     ) -> None:
         self._fetcher = fetcher

@@ -14,7 +14,8 @@ collide with odds near 1 in 10^10 per million, and a collision only skips a URL)
 Pure: the caller passes the clock in, so tests need no sleeping.
 Interface after Scrapy's scheduler: ``enqueue``, ``next``, ``has_pending``;
 plus ``done`` to hand a host's slot back, ``retry`` to put a URL back after a
-429 or 503, and ``wake_at`` to know when to look again.
+429 or 503, and ``wake_at`` to know when to look again. ``CrawlFrontier`` names
+that interface; ``shared_frontier.py`` implements it over a store, for workers.
 """
 
 from __future__ import annotations
@@ -23,9 +24,37 @@ import heapq
 import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Protocol
 from urllib.parse import urlsplit
 
 from trawl.records import CrawlUrl
+
+
+class CrawlFrontier(Protocol):
+    """What the crawler asks of a frontier. Times are the event loop's clock."""
+
+    refused: Counter[str]  # reason -> URLs refused for a limit
+
+    def enqueue(self, item: CrawlUrl) -> bool: ...
+
+    def next(self, now: float) -> CrawlUrl | None: ...
+
+    def has_pending(self) -> bool: ...
+
+    def done(self, item: CrawlUrl, now: float) -> None: ...
+
+    def retry(self, item: CrawlUrl, not_before: float) -> None: ...
+
+    def wake_at(self) -> float | None: ...
+
+    def set_delay(self, url: str, delay: float) -> None: ...
+
+    def seen(self, url: str) -> bool: ...
+
+    def mark_seen(self, url: str) -> None: ...
+
+    @property
+    def queued(self) -> int: ...
 
 
 @dataclass(slots=True)

@@ -100,7 +100,8 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
             shutil.rmtree(path)  # same version number, other fields: a rebuild starts over
             path.mkdir(parents=True)
             index = tantivy.Index(_schema(), path=str(path), reuse=True)
-        marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
+        if create:  # a reader writes nothing: search servers open the index read-only
+            marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:
         raise SearchIndexError(f"cannot open index at {path}: {e}") from e
@@ -140,6 +141,11 @@ class IndexWriter:
         if self.pending:
             self._writer.commit()
             self.pending = 0
+
+    def rollback(self) -> None:
+        """Drop every change since the last commit."""
+        self._writer.rollback()
+        self.pending = 0
 
     def close(self) -> None:
         self.commit()

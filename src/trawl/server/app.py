@@ -23,7 +23,7 @@ from trawl.records import SearchPage
 from trawl.search.searcher import search
 from trawl.server import errors
 from trawl.settings import Settings
-from trawl.store.sqlite import SQLiteStore
+from trawl.store import open_store
 
 _HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ async def _recrawl_forever(settings: Settings) -> None:
     while True:
         await asyncio.sleep(settings.recrawl_hours * 3600)
         try:
-            store = SQLiteStore(settings.sqlite_path)
+            store = open_store(settings)
             try:
                 await recrawl_sites(settings, store)
             finally:

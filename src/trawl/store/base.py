@@ -1,4 +1,5 @@
-"""The store interface every backend implements (SQLite now, PostgreSQL later).
+"""The store interface every backend implements: SQLite (``sqlite.py``, embedded)
+and PostgreSQL (``postgres.py``, shared by workers on many machines).
 
 Invariants every backend keeps:
 - a page is identified by its normalised URL; saving it again replaces it
@@ -7,13 +8,17 @@ Invariants every backend keeps:
   in one transaction: after a crash the store holds whole pages only, and a
   resumed run fetches again exactly what was not committed;
 - the schema is created and migrated by code when the store opens, and
-  opening an up-to-date store changes nothing.
+  opening an up-to-date store changes nothing;
+- a frontier URL is leased to one worker at a time, and a host's next allowed
+  request time is claimed with it, atomically: workers in other processes or
+  on other machines never fetch the same URL at once nor crowd one host.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from trawl.records import (
     CrawlRun,
@@ -27,6 +32,10 @@ from trawl.records import (
 
 
 class Store(Protocol):
+    # Whether methods may run in several threads at once (a connection pool), so
+    # callers may wait for slow ones off the event loop.
+    threadsafe: bool
+
     # -- sites and the crawl log
     def add_site(self, start_url: str) -> None: ...
 
@@ -63,6 +72,38 @@ class Store(Protocol):
     def frontier_finished(self, crawl_id: int) -> list[str]: ...
 
     def frontier_counts(self, crawl_id: int) -> dict[str, int]: ...
+
+    # -- the frontier shared by workers (leases, per-host politeness)
+    def join_crawl(self, start_urls: Sequence[str]) -> int:
+        """The running crawl of ``start_urls``, begun now if there is none; with no
+        start URLs, the latest running crawl (StoreError when there is none)."""
+        ...
+
+    def frontier_claim(
+        self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
+    ) -> CrawlUrl | None:
+        """Lease a URL whose host may be fetched now and book the host's next slot
+        (``delay`` or its Crawl-delay, whichever is longer). A URL whose lease ran
+        out is taken again, also one marked done by a worker that died before
+        releasing it (its links may not have been admitted)."""
+        ...
+
+    def frontier_release(self, crawl_id: int, url: str, owner: str) -> None: ...
+
+    def frontier_retry(self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float) -> None:
+        """Put a leased URL back and hold its host ``not_before`` seconds (429, 503)."""
+        ...
+
+    def frontier_wait(self, crawl_id: int) -> float | None:
+        """Seconds until a queued URL's host may be fetched; None if none is queued
+        and free (everything left is leased)."""
+        ...
+
+    def frontier_active(self, crawl_id: int) -> bool:
+        """URLs are queued or leased (leased work may still find more)."""
+        ...
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None: ...
 
     # -- pages and links
     def save_page(
@@ -128,3 +169,8 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def politeness_host(url: str) -> str:
+    """The key politeness is kept by: one server, whatever the scheme or port."""
+    return urlsplit(url).hostname or ""

@@ -3,6 +3,12 @@
 WAL lets ``trawl serve`` read while a crawl writes. With synchronous=NORMAL
 a commit does not wait for the disk; a power cut can lose the last commits
 but never corrupts the file, which is the right trade for a re-crawlable cache.
+
+The SQL here is also PostgreSQL's: ``postgres.PostgresStore`` runs these same
+methods through a connection that speaks this one's interface, and overrides
+only what differs (the clock, locking, streaming). So write SQL both read:
+qmark placeholders, ``RETURNING``, ``ON CONFLICT``, no SQLite-only functions;
+the store tests run every method on both.
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trawl.errors import StoreError
 from trawl.records import (
@@ -26,6 +33,8 @@ from trawl.records import (
     ResourceCheck,
     Site,
 )
+from trawl.store import shared_sql
+from trawl.store.base import politeness_host
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 _PAGE_COLUMNS = (
@@ -63,18 +72,46 @@ _RESOURCE_OCCURRENCE = (
 _RESOURCE_COLUMNS = "url, status, content_type, content_length, error, checked_at"
 
 
+class Rows(Protocol):
+    """What a statement gives back: sqlite3's cursor, or PostgreSQL's rows."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Database(Protocol):
+    """The part of sqlite3's connection the store methods use."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
+
+    def close(self) -> None: ...
+
+
 class SQLiteStore:
+    _db: Database
+    threadsafe = False  # one connection: one transaction at a time
+
     def __init__(self, path: Path) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.execute("PRAGMA busy_timeout=10000")
-            migrate(self._db)
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA busy_timeout=10000")
+            migrate(db)
         except (sqlite3.Error, OSError) as e:
             raise StoreError(f"cannot open store {path}: {e}") from e
+        self._sqlite = db
+        self._db = db
 
     # -- sites and crawls ---------------------------------------------------
 
@@ -93,16 +130,17 @@ class SQLiteStore:
     def begin_crawl(self, start_urls: Sequence[str], resumed_from: int | None = None) -> int:
         """A new crawl-log row; when resuming, it takes over the old run's frontier and pages."""
         with self._transaction():
-            cur = self._db.execute(
-                "INSERT INTO crawls (started_at, start_urls, resumed_from) VALUES (?, ?, ?)",
-                (time.time(), json.dumps(list(start_urls)), resumed_from),
+            crawl_id = int(
+                self._db.execute(
+                    shared_sql.BEGIN_CRAWL,
+                    (time.time(), json.dumps(list(start_urls)), resumed_from),
+                ).fetchone()[0]
             )
-            assert cur.lastrowid is not None
-            crawl_id = cur.lastrowid
             if resumed_from is not None:
                 self._db.execute(
-                    "INSERT INTO frontier (crawl_id, url, depth, source, state, reason)"
-                    " SELECT ?, url, depth, source, state, reason FROM frontier WHERE crawl_id = ?",
+                    "INSERT INTO frontier (crawl_id, url, depth, source, state, reason, host,"
+                    " retries) SELECT ?, url, depth, source, state, reason, host, retries"
+                    " FROM frontier WHERE crawl_id = ?",
                     (crawl_id, resumed_from),
                 )
                 self._db.execute(
@@ -135,10 +173,13 @@ class SQLiteStore:
         )
 
     def interrupt_running(self) -> int:
-        """Mark runs that never finished (killed) as interrupted; return how many."""
+        """Mark runs that never finished (killed) as interrupted; return how many.
+        A run whose frontier has a live lease has workers at it: it is left alone."""
         cur = self._db.execute(
-            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'",
-            (time.time(),),
+            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'"
+            " AND NOT EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = crawls.id"
+            " AND f.lease_owner IS NOT NULL AND f.lease_until >= ?)",
+            (time.time(), self._now()),
         )
         return cur.rowcount
 
@@ -165,11 +206,12 @@ class SQLiteStore:
     # -- frontier -----------------------------------------------------------
 
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None:
+        # In URL order: two workers adding the same URLs lock them in the same order
+        # (PostgreSQL waits on a row another transaction is inserting) and never deadlock.
+        rows = sorted((crawl_id, i.url, i.depth, i.source, politeness_host(i.url)) for i in items)
         with self._transaction():
-            self._db.executemany(
-                "INSERT OR IGNORE INTO frontier (crawl_id, url, depth, source) VALUES (?, ?, ?, ?)",
-                [(crawl_id, i.url, i.depth, i.source) for i in items],
-            )
+            self._db.executemany(shared_sql.HOST_ADD, sorted({(r[4],) for r in rows}))
+            self._db.executemany(shared_sql.FRONTIER_ADD, rows)
 
     def frontier_mark(self, crawl_id: int, url: str, state: str, reason: str | None = None) -> None:
         self._mark(crawl_id, url, state, reason)
@@ -198,6 +240,69 @@ class SQLiteStore:
             "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
         )
         return dict(rows)
+
+    # -- the frontier shared by workers ----------------------------------------
+    # Several worker processes on one machine may share a SQLite file: BEGIN
+    # IMMEDIATE takes the write lock before reading, so two claims never interleave.
+
+    def join_crawl(self, start_urls: Sequence[str]) -> int:
+        with self._transaction("IMMEDIATE"):
+            self._lock_joining()
+            if not start_urls:
+                row = self._db.execute(shared_sql.LATEST_RUNNING).fetchone()
+                if row is None:
+                    raise StoreError("no running crawl to join: give start URLs")
+                return int(row[0])
+            urls = json.dumps(list(start_urls))
+            row = self._db.execute(shared_sql.RUNNING_OF, (urls,)).fetchone()
+            if row is not None:
+                return int(row[0])
+            row = self._db.execute(shared_sql.BEGIN_CRAWL, (time.time(), urls, None)).fetchone()
+            return int(row[0])
+
+    def frontier_claim(
+        self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
+    ) -> CrawlUrl | None:
+        with self._transaction("IMMEDIATE"):
+            now = self._now()
+            slot = self._db.execute(
+                shared_sql.CLAIM_HOST,
+                (now, crawl_id, now, crawl_id, now, host_concurrency),
+            ).fetchone()
+            if slot is None:
+                return None
+            host, crawl_delay = slot
+            row = self._db.execute(shared_sql.CLAIM_URL, (crawl_id, host, now)).fetchone()
+            if row is None:
+                return None
+            url, depth, source, retries = row
+            self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, url))
+            self._db.execute(shared_sql.BOOK_HOST, (now + max(delay, crawl_delay), host))
+        return CrawlUrl(url, depth, source, retries=retries)
+
+    def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
+        self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
+
+    def frontier_retry(self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float) -> None:
+        with self._transaction("IMMEDIATE"):
+            self._db.execute(shared_sql.RETRY, (item.retries, crawl_id, item.url, owner))
+            until = self._now() + not_before
+            self._db.execute(
+                "UPDATE host_slots SET next_time = CASE WHEN next_time > ? THEN next_time"
+                " ELSE ? END WHERE host = ?",
+                (until, until, politeness_host(item.url)),
+            )
+
+    def frontier_wait(self, crawl_id: int) -> float | None:
+        now = self._now()
+        row = self._db.execute(shared_sql.NEXT_HOST_TIME, (crawl_id, now)).fetchone()
+        return None if row[0] is None else max(0.0, float(row[0]) - now)
+
+    def frontier_active(self, crawl_id: int) -> bool:
+        return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id, crawl_id)).fetchone()[0])
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds))
 
     # -- pages and links ----------------------------------------------------
 
@@ -397,11 +502,19 @@ class SQLiteStore:
     def close(self) -> None:
         self._db.close()
 
-    def _transaction(self) -> sqlite3.Connection:
+    def _now(self) -> float:
+        """Seconds since the epoch on the clock every worker of the store shares."""
+        return time.time()
+
+    def _lock_joining(self) -> None:
+        """Within a transaction: one process at a time decides which crawl runs.
+        (BEGIN IMMEDIATE has taken SQLite's write lock already.)"""
+
+    def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
         # In autocommit mode the connection's context manager does not open a
         # transaction, so BEGIN explicitly; __exit__ commits or rolls back.
-        self._db.execute("BEGIN")
-        return self._db
+        self._sqlite.execute(f"BEGIN {mode}")
+        return self._sqlite
 
 
 def migrate(db: sqlite3.Connection) -> int:

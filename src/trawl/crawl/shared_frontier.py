@@ -1,0 +1,127 @@
+"""The frontier of a crawl shared by workers: it lives in the store, not in memory.
+
+Workers in many processes, on many machines, crawl one frontier held by one
+store (PostgreSQL, or a SQLite file on one machine). ``next`` leases a URL
+and books its host's next slot in one atomic claim, so politeness holds across
+all workers: every host's next allowed start time lives in the store. A
+lease expires: when a worker is killed, the URLs it held go to the others.
+A lease is released only in ``done``, after the page is saved and its links
+are queued; a page saved by a worker that died before that is taken again.
+
+URLs reach the store through the sink's ``admitted`` (the pipeline writes
+every admitted URL to the store's frontier, as it does for an embedded crawl
+that may be resumed), so ``enqueue`` only remembers what this worker has seen;
+the store refuses a URL it already holds. Same interface as ``Frontier``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from trawl.records import CrawlUrl
+
+POLL = 0.25  # seconds between looks when every queued URL is leased to someone
+BUSY = 0.02  # a host is due but was not handed out: its concurrency is used up, or
+# another worker is claiming it this instant; this worker's own releases wake it sooner
+
+
+class LeaseStore(Protocol):
+    """The part of the store (``trawl.store.base.Store``) this frontier uses."""
+
+    def frontier_claim(
+        self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
+    ) -> CrawlUrl | None: ...
+
+    def frontier_release(self, crawl_id: int, url: str, owner: str) -> None: ...
+
+    def frontier_retry(
+        self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float
+    ) -> None: ...
+
+    def frontier_wait(self, crawl_id: int) -> float | None: ...
+
+    def frontier_active(self, crawl_id: int) -> bool: ...
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None: ...
+
+
+class SharedFrontier:
+    def __init__(
+        self,
+        store: LeaseStore,
+        crawl_id: int,
+        owner: str,
+        *,
+        delay: float,
+        host_concurrency: int,
+        lease: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``owner`` names this worker in its leases; ``clock`` is the event loop's
+        (asyncio's default loop uses ``time.monotonic``)."""
+        self._store = store
+        self._crawl_id = crawl_id
+        self._owner = owner
+        self._delay = delay
+        self._host_concurrency = host_concurrency
+        self._lease = lease
+        self._clock = clock
+        self._seen: set[int] = set()
+        self._in_flight = 0
+        self._wake: float | None = None
+        self.refused: Counter[str] = Counter()  # the store has no limits to refuse for
+
+    def enqueue(self, item: CrawlUrl) -> bool:
+        key = hash(item.url)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    def next(self, now: float) -> CrawlUrl | None:
+        item = self._store.frontier_claim(
+            self._crawl_id,
+            self._owner,
+            lease=self._lease,
+            delay=self._delay,
+            host_concurrency=self._host_concurrency,
+        )
+        if item is not None:
+            self._in_flight += 1
+            self._seen.add(hash(item.url))
+            return item
+        wait = self._store.frontier_wait(self._crawl_id)
+        self._wake = now + (POLL if wait is None else min(max(wait, BUSY), POLL))
+        return None
+
+    def has_pending(self) -> bool:
+        return self._in_flight > 0 or self._store.frontier_active(self._crawl_id)
+
+    def done(self, item: CrawlUrl, now: float) -> None:
+        self._in_flight -= 1
+        self._store.frontier_release(self._crawl_id, item.url, self._owner)
+
+    def retry(self, item: CrawlUrl, not_before: float) -> None:
+        wait = max(0.0, not_before - self._clock())
+        self._store.frontier_retry(self._crawl_id, item, self._owner, wait)
+
+    def wake_at(self) -> float | None:
+        return self._wake
+
+    def set_delay(self, url: str, delay: float) -> None:
+        self._store.set_crawl_delay(urlsplit(url).hostname or "", delay)
+
+    def seen(self, url: str) -> bool:
+        return hash(url) in self._seen
+
+    def mark_seen(self, url: str) -> None:
+        self._seen.add(hash(url))
+
+    @property
+    def queued(self) -> int:
+        """1 while the crawl has work left anywhere, else 0 (a count would cost a scan)."""
+        return int(self._store.frontier_active(self._crawl_id))

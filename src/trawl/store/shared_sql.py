@@ -1,0 +1,71 @@
+"""SQL that every backend runs as written (qmark placeholders; PostgreSQL's store
+turns them into its own). Only statements that read the same in both dialects
+live here; each backend keeps what differs.
+"""
+
+from __future__ import annotations
+
+FRONTIER_ADD = (
+    "INSERT INTO frontier (crawl_id, url, depth, source, host) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
+)
+HOST_ADD = "INSERT INTO host_slots (host) VALUES (?) ON CONFLICT DO NOTHING"
+
+LATEST_RUNNING = "SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id DESC LIMIT 1"
+RUNNING_OF = (
+    "SELECT id FROM crawls WHERE outcome = 'running' AND start_urls = ? ORDER BY id DESC LIMIT 1"
+)
+BEGIN_CRAWL = (
+    "INSERT INTO crawls (started_at, start_urls, resumed_from) VALUES (?, ?, ?) RETURNING id"
+)
+
+# A URL is free when queued and never leased, or leased by a worker whose lease
+# ran out: also one already marked done, since a worker that died between saving
+# a page and releasing it may not have admitted the page's links. (A URL with no
+# lease owner has no lease time either.) Each side has a partial index.
+_FREE = (
+    "((f.state = 'queued' AND f.lease_owner IS NULL)"
+    " OR (f.lease_owner IS NOT NULL AND f.lease_until < ?))"
+)
+# First a host: due, with free work, and fewer than host_concurrency live leases.
+# Locking its row (PostgreSQL) serialises claims on one host, so the slot booked
+# next is the only one. Parameters: now, crawl_id, now, crawl_id, now, host_concurrency.
+CLAIM_HOST = f"""
+SELECT h.host, h.crawl_delay FROM host_slots h
+WHERE h.next_time <= ?
+  AND EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = ? AND f.host = h.host AND {_FREE})
+  AND (SELECT count(*) FROM frontier g WHERE g.crawl_id = ? AND g.host = h.host
+       AND g.lease_owner IS NOT NULL AND g.lease_until >= ?) < ?
+ORDER BY h.next_time
+LIMIT 1
+"""  # noqa: S608 - constant text only
+# Then the host's shallowest free URL. Parameters: crawl_id, host, now.
+CLAIM_URL = f"""
+SELECT f.url, f.depth, f.source, f.retries FROM frontier f
+WHERE f.crawl_id = ? AND f.host = ? AND {_FREE}
+ORDER BY f.depth
+LIMIT 1
+"""  # noqa: S608 - constant text only
+LEASE = "UPDATE frontier SET lease_owner = ?, lease_until = ? WHERE crawl_id = ? AND url = ?"
+BOOK_HOST = "UPDATE host_slots SET next_time = ? WHERE host = ?"
+RELEASE = (
+    "UPDATE frontier SET lease_owner = NULL, lease_until = NULL"
+    " WHERE crawl_id = ? AND url = ? AND lease_owner = ?"
+)
+RETRY = (
+    "UPDATE frontier SET lease_owner = NULL, lease_until = NULL, retries = ?"
+    " WHERE crawl_id = ? AND url = ? AND lease_owner = ?"
+)
+# Parameters: crawl_id, now.
+NEXT_HOST_TIME = f"""
+SELECT min(h.next_time) FROM host_slots h
+WHERE EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = ? AND f.host = h.host AND {_FREE})
+"""  # noqa: S608 - constant text only
+ACTIVE = (
+    "SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND state = 'queued')"
+    " OR EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND lease_owner IS NOT NULL)"
+)
+SET_CRAWL_DELAY = (
+    "INSERT INTO host_slots (host, crawl_delay) VALUES (?, ?)"
+    " ON CONFLICT (host) DO UPDATE SET crawl_delay = excluded.crawl_delay"
+)

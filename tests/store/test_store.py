@@ -1,0 +1,436 @@
+"""Every backend of the store, on real SQLite files and a real PostgreSQL: migrations,
+upserts, the crawl log, the frontier, and the leases workers share."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from trawl.errors import StoreError
+from trawl.records import CrawlUrl, Discussion, Link, PageRecord, PageSignals, ResourceCheck
+from trawl.store.base import Store
+from trawl.store.postgres import PostgresStore
+from trawl.store.schema import SCHEMA_VERSION
+from trawl.store.sqlite import SQLiteStore
+
+
+def page(url: str, **changes: Any) -> PageRecord:
+    base = PageRecord(url=url, host="example.com", status=200, depth=0, fetched_at=1.0)
+    return replace(base, **changes)
+
+
+def test_opening_twice_migrates_once(tmp_path: Path) -> None:
+    path = tmp_path / "trawl.sqlite"
+    SQLiteStore(path).close()
+    SQLiteStore(path).close()
+
+    db = sqlite3.connect(path)
+    versions = [r[0] for r in db.execute("SELECT version FROM schema_version")]
+    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    db.close()
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    assert mode == "wal"
+    assert {"sites", "pages", "links", "crawls", "frontier"} <= tables
+
+
+def test_store_from_a_newer_trawl_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "trawl.sqlite"
+    SQLiteStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO schema_version VALUES (999)")
+    db.commit()
+    db.close()
+
+    with pytest.raises(StoreError, match="newer"):
+        SQLiteStore(path)
+
+
+def test_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(StoreError):
+        SQLiteStore(tmp_path / "file" / "trawl.sqlite")
+
+
+def test_postgres_opening_twice_migrates_once(postgres_url: str) -> None:
+    PostgresStore(postgres_url).close()
+    PostgresStore(postgres_url).close()
+
+    with psycopg.connect(postgres_url) as db:
+        versions = [r[0] for r in db.execute("SELECT version FROM schema_version ORDER BY 1")]
+        tables = {
+            r[0]
+            for r in db.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+            )
+        }
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    assert {"sites", "pages", "links", "crawls", "frontier", "host_slots"} <= tables
+
+
+def test_postgres_store_from_a_newer_trawl_is_refused(postgres_url: str) -> None:
+    PostgresStore(postgres_url).close()
+    with psycopg.connect(postgres_url) as db:
+        db.execute("INSERT INTO schema_version VALUES (999)")
+
+    with pytest.raises(StoreError, match="newer"):
+        PostgresStore(postgres_url)
+
+
+def test_unreachable_postgres_is_a_store_error_without_the_password(
+    postgres_server: object,
+) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once the socket is closed
+    with pytest.raises(StoreError, match="cannot open store") as caught:
+        PostgresStore(f"postgresql://trawl:s3cret@127.0.0.1:{port}/trawl?connect_timeout=2")
+    assert "s3cret" not in str(caught.value)
+
+
+def test_saving_a_page_again_replaces_it_and_its_links(store: Store) -> None:
+    url = "https://example.com/a"
+    store.save_page(page(url, title="Old", headings=("H",)), [Link("https://example.com/b", "b")])
+    store.save_page(
+        page(url, title="New", indexable=True), [Link("https://example.com/c", "see c", True)]
+    )
+
+    saved = store.page(url)
+    assert saved is not None and saved.title == "New" and saved.indexable
+    assert saved.headings == ()
+    assert store.count_pages() == 1
+    assert store.links_from(url) == [Link("https://example.com/c", "see c", True)]
+
+
+def test_pages_can_be_filtered_to_indexable(store: Store) -> None:
+    store.save_page(page("https://example.com/1", indexable=True, lang="da", word_count=3))
+    store.save_page(page("https://example.com/2", status=404, error="HTTP 404"))
+
+    everything = list(store.pages())
+    indexable = list(store.pages(indexable_only=True))
+
+    assert [p.url for p in everything] == ["https://example.com/1", "https://example.com/2"]
+    assert [(p.url, p.lang, p.word_count) for p in indexable] == [
+        ("https://example.com/1", "da", 3)
+    ]
+
+
+def test_crawl_log_and_frontier(store: Store) -> None:
+    store.add_site("https://example.com/")
+    store.add_site("https://example.com/")  # a site is registered once
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    store.frontier_add(
+        crawl_id, [CrawlUrl("https://example.com/", 0), CrawlUrl("https://example.com/x", 1)]
+    )
+    store.frontier_add(crawl_id, [CrawlUrl("https://example.com/", 0)])  # no duplicate
+    store.frontier_mark(crawl_id, "https://example.com/", "fetched")
+
+    assert store.frontier_counts(crawl_id) == {"fetched": 1, "queued": 1}
+    assert store.crawls()[0].outcome == "running"
+    store.finish_crawl(crawl_id, pages_ok=1, pages_failed=0, outcome="completed")
+    run = store.crawls()[0]
+    assert (run.id, run.pages_ok, run.outcome) == (crawl_id, 1, "completed")
+    assert run.finished_at is not None and run.start_urls == ("https://example.com/",)
+
+
+def test_host_language_is_the_majority_of_its_pages(store: Store) -> None:
+    store.save_page(page("https://example.com/first", lang="en", indexable=True))
+    for i in range(3):
+        store.save_page(page(f"https://example.com/da{i}", lang="da", indexable=True))
+    store.save_page(page("https://example.com/err", lang="de", indexable=False))
+
+    assert store.host_language("example.com") == "da"  # not the first page seen
+    assert store.host_language("other.example") is None
+
+
+def test_links_keep_their_context(store: Store) -> None:
+    image = Link("https://example.com/i.png", "Logo", False, "img", "src", "", "Intro")
+    store.save_page(page("https://example.com/"), [image])
+    store.save_page(
+        page("https://example.com/other"), [Link("https://example.com/x", "see x", False)]
+    )
+
+    assert store.links_from("https://example.com/") == [image]
+    assert store.anchors_to("https://example.com/x") == ["see x"]
+    assert store.anchors_to("https://example.com/i.png") == []  # an image is no link
+
+
+def test_text_with_nul_characters_is_stored(store: Store) -> None:
+    url = "https://example.com/nul"
+    store.save_page(page(url, title="a\x00b", text="x\x00y"), [Link(url + "/x", "c\x00d")])
+
+    saved = store.page(url)
+    assert saved is not None and saved.title in ("ab", "a\x00b")
+    assert store.links_from(url)[0].url == url + "/x"
+
+
+def test_pages_are_listed_and_deleted(store: Store) -> None:
+    for i in range(3):
+        store.save_page(page(f"https://example.com/{i}", indexable=True))
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    store.save_page(page("https://example.com/0", indexable=True), (), crawl_id)
+
+    unseen = store.unseen_pages(crawl_id, ["example.com"])
+    store.delete_pages(unseen)
+
+    assert sorted(unseen) == ["https://example.com/1", "https://example.com/2"]
+    assert [p.url for p in store.pages()] == ["https://example.com/0"]
+
+
+def test_a_resumed_crawl_takes_over_the_frontier(store: Store) -> None:
+    first = store.begin_crawl(["https://example.com/"])
+    store.frontier_add(
+        first, [CrawlUrl("https://example.com/", 0), CrawlUrl("https://example.com/x", 1)]
+    )
+    store.save_page(page("https://example.com/"), (), first)
+    store.finish_crawl(first, pages_ok=1, pages_failed=0, outcome="stopped")
+
+    previous = store.resumable_crawl(["https://example.com/"])
+    assert previous is not None and previous.id == first
+    second = store.begin_crawl(["https://example.com/"], resumed_from=first)
+
+    assert store.frontier_finished(second) == ["https://example.com/"]
+    assert [i.url for i in store.frontier_pending(second)] == ["https://example.com/x"]
+
+
+# -- the frontier shared by workers ------------------------------------------------
+
+
+def shared_frontier(store: Store, *urls: str) -> int:
+    crawl_id = store.join_crawl(["https://example.com/"])
+    store.frontier_add(crawl_id, [CrawlUrl(u, 0) for u in urls])
+    return crawl_id
+
+
+def claim(store: Store, crawl_id: int, owner: str = "w1", **options: Any) -> CrawlUrl | None:
+    settings = {"lease": 60.0, "delay": 0.0, "host_concurrency": 1} | options
+    return store.frontier_claim(crawl_id, owner, **settings)
+
+
+def test_workers_join_one_running_crawl(store: Store) -> None:
+    with pytest.raises(StoreError, match="no running crawl"):
+        store.join_crawl([])
+    first = store.join_crawl(["https://example.com/"])
+
+    assert store.join_crawl(["https://example.com/"]) == first
+    assert store.join_crawl([]) == first
+    assert store.join_crawl(["https://other.example/"]) != first
+    store.finish_crawl(first, pages_ok=0, pages_failed=0, outcome="complete")
+    assert store.join_crawl(["https://example.com/"]) != first  # a finished crawl is not joined
+
+
+def test_a_leased_url_is_not_handed_out_again(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1", "https://b.example/1")
+
+    got = [claim(store, crawl_id, "w1"), claim(store, crawl_id, "w2"), claim(store, crawl_id)]
+
+    assert sorted(i.url for i in got if i) == ["https://a.example/1", "https://b.example/1"]
+    assert got[2] is None
+    assert store.frontier_active(crawl_id)
+
+
+def test_a_host_is_not_handed_out_before_its_delay(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1", "https://a.example/2")
+
+    first = claim(store, crawl_id, delay=30.0, host_concurrency=4)
+    assert first is not None
+    assert claim(store, crawl_id, "w2", delay=30.0, host_concurrency=4) is None
+    wait = store.frontier_wait(crawl_id)
+    assert wait is not None and 20.0 < wait <= 30.0
+
+
+def test_host_concurrency_counts_live_leases(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1", "https://a.example/2")
+
+    assert claim(store, crawl_id, host_concurrency=1) is not None
+    assert claim(store, crawl_id, "w2", host_concurrency=1) is None
+    assert claim(store, crawl_id, "w2", host_concurrency=2) is not None
+
+
+def test_a_longer_crawl_delay_holds_the_host(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1", "https://a.example/2")
+    store.set_crawl_delay("a.example", 40.0)
+
+    assert claim(store, crawl_id, delay=0.0, host_concurrency=4) is not None
+    wait = store.frontier_wait(crawl_id)
+    assert wait is not None and wait > 30.0
+
+
+def test_a_released_url_is_done_and_the_crawl_ends(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1")
+    item = claim(store, crawl_id)
+    assert item is not None
+    store.save_page(page(item.url), (), crawl_id)
+    assert store.frontier_active(crawl_id)  # saved, but its links may still be coming
+
+    store.frontier_release(crawl_id, item.url, "w1")
+
+    assert not store.frontier_active(crawl_id)
+    assert claim(store, crawl_id) is None
+    assert store.frontier_wait(crawl_id) is None
+
+
+def test_an_expired_lease_goes_to_another_worker(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1", "https://a.example/2")
+    dead = claim(store, crawl_id, "dead", lease=0.05)
+    assert dead is not None
+    time.sleep(0.1)
+
+    taken = {claim(store, crawl_id, "alive", host_concurrency=2) for _ in range(2)}
+
+    assert {i.url for i in taken if i} == {"https://a.example/1", "https://a.example/2"}
+
+
+def test_a_page_saved_by_a_worker_that_died_is_taken_again(store: Store) -> None:
+    # Saved, but killed before releasing: the links it found may never have been queued.
+    crawl_id = shared_frontier(store, "https://a.example/1")
+    dead = claim(store, crawl_id, "dead", lease=0.05)
+    assert dead is not None
+    store.save_page(page(dead.url), (), crawl_id)
+    time.sleep(0.1)
+
+    again = claim(store, crawl_id, "alive")
+
+    assert again is not None and again.url == dead.url
+
+
+def test_a_retried_url_holds_its_host(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1")
+    item = claim(store, crawl_id)
+    assert item is not None
+
+    store.frontier_retry(crawl_id, replace(item, retries=1), "w1", 30.0)
+
+    assert claim(store, crawl_id) is None
+    wait = store.frontier_wait(crawl_id)
+    assert wait is not None and wait > 20.0
+    assert store.frontier_counts(crawl_id) == {"queued": 1}
+
+
+def test_concurrent_claims_never_share_a_url(open_store: Callable[[], Store]) -> None:
+    urls = [f"https://h{i % 5}.example/{i}" for i in range(40)]
+    crawl_id = shared_frontier(open_store(), *urls)
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        store = open_store()  # a connection of its own, as a worker process has
+        while True:
+            item = claim(store, crawl_id, name, host_concurrency=100)
+            if item is None:
+                if store.frontier_wait(crawl_id) != 0.0:
+                    return
+                continue
+            with lock:
+                got.append(item.url)
+
+    threads = [threading.Thread(target=worker, args=(f"w{n}",)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+
+    assert sorted(got) == sorted(urls)
+
+
+def test_sql_functions_the_store_uses_read_alike_on_both(store: Store) -> None:
+    # Store SQL is shared; PostgreSQL gets SQLite's instr() so URL cutting reads the same.
+    row = store._db.execute(  # type: ignore[attr-defined]
+        "SELECT instr(?, '://'), substr(?, instr(?, '://') + 3)",
+        ("https://example.com/a", "https://example.com/a", "https://example.com/a"),
+    ).fetchone()
+
+    assert tuple(row) == (6, "example.com/a")
+
+
+def test_resources_of_a_crawl_are_checked_and_listed(store: Store) -> None:
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    css = Link("https://example.com/s.css", "", False, "link", "href", "stylesheet", "")
+    img = Link("https://example.com/i.png", "Logo", False, "img", "src", "", "")
+    store.save_page(
+        page("https://example.com/"), [css, img, Link("https://example.com/x", "x")], crawl_id
+    )
+    store.save_page(page("https://example.com/b"), [img], crawl_id)
+
+    urls = store.resource_urls(crawl_id, 10)
+    store.save_resources(
+        [
+            ResourceCheck(urls[0], 200, "text/css", 10, None, 1.0),
+            ResourceCheck(urls[1], 404, None, None, None, 1.0),
+        ]
+    )
+    store.save_resources([ResourceCheck(urls[0], 200, "text/css", 12, None, 2.0)])  # replaces
+
+    assert urls == ["https://example.com/s.css", "https://example.com/i.png"]
+    assert [r.url for r in store.resources(broken_only=True)] == ["https://example.com/i.png"]
+    assert [r.content_length for r in store.resources()] == [None, 12]
+    assert store.resource_pages("https://example.com/i.png") == [
+        "https://example.com/",
+        "https://example.com/b",
+    ]
+
+
+def test_a_crawl_with_live_leases_is_not_marked_interrupted(store: Store) -> None:
+    shared = shared_frontier(store, "https://a.example/1")
+    assert claim(store, shared) is not None  # a worker is at it
+    embedded = store.begin_crawl(["https://b.example/"])  # nobody: it was killed
+
+    assert store.interrupt_running() == 1
+
+    outcomes = {run.id: run.outcome for run in store.crawls()}
+    assert outcomes == {shared: "running", embedded: "interrupted"}
+
+
+def test_sqlite_words_read_alike_on_postgresql(store: Store) -> None:
+    db = store._db  # type: ignore[attr-defined]
+    store.add_site("https://example.com/")
+    db.execute(
+        "INSERT OR IGNORE INTO sites (host, start_url, created_at) VALUES (?, ?, ?)",
+        ("example.com", "https://example.com/again", 1.0),
+    )
+    like = db.execute("SELECT count(*) FROM sites WHERE start_url LIKE ?", ("%EXAMPLE.com/",))
+
+    assert [s.start_url for s in store.sites()] == ["https://example.com/"]
+    assert like.fetchone()[0] == 1  # LIKE ignores ASCII case, as SQLite's does
+
+
+def test_corpus_signals_and_the_link_graph(store: Store) -> None:
+    big = (1 << 62) + 12345  # 63-bit fingerprints must fit: PostgreSQL INTEGER is BIGINT here
+    store.save_page(
+        page("https://example.com/a", indexable=True, text_hash=big, simhash=big - 1),
+        [Link("https://example.com/b", "to b"), Link("https://example.com/a", "self")],
+    )
+    store.save_page(page("https://example.com/b", indexable=True))
+    store.save_signals(
+        [
+            PageSignals("https://example.com/a", 0.75, True, None, "the only copy"),
+            PageSignals(
+                "https://example.com/b",
+                0.25,
+                True,
+                "https://example.com/a",
+                "lower authority",
+                (Discussion("forum.example", "https://forum.example/t/1", "see a"),),
+            ),
+        ]
+    )
+    store.save_page(page("https://example.com/b", indexable=True))  # keeps the signals
+
+    a, b = store.page("https://example.com/a"), store.page("https://example.com/b")
+    assert a is not None and b is not None
+    assert (a.text_hash, a.simhash, a.authority) == (big, big - 1, 0.75)
+    assert (b.duplicate_of, b.canonical_reason) == ("https://example.com/a", "lower authority")
+    assert b.discussed_on == (Discussion("forum.example", "https://forum.example/t/1", "see a"),)
+    assert store.duplicates_of("https://example.com/a") == ["https://example.com/b"]
+    assert list(store.link_graph()) == [
+        ("https://example.com/a", "https://example.com/b", "to b", False)
+    ]
