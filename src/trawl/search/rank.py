@@ -83,11 +83,17 @@ def rerank(
 
     ``pages`` holds the stored page of every candidate ``pages_needed`` named.
     """
+    navigational = weights.navigational > 0
+    title_key = shape.title_key if shape.originals else -1
+    if not pages and not any(
+        c.authority or c.quality or (navigational and c.title_key == title_key) for c in candidates
+    ):
+        # No factor but the engine's score: its order, as the full loop would sort it.
+        scores = [(c.score, position) for position, c in enumerate(candidates)]
+        return sorted(scores, key=lambda t: t[0], reverse=True)
     joined = shape.joined
     covering = coverage_applies(shape, weights)
     counted = [i for i, c in enumerate(shape.counted) if c]
-    navigational = weights.navigational > 0
-    title_key = shape.title_key if shape.originals else -1
     scored: list[tuple[int, float, int]] = []
     for position, candidate in enumerate(candidates):
         score = candidate.score
