@@ -105,7 +105,8 @@ def require_counted(planned: Plan, counted: Sequence[bool]) -> Plan:
     pairs = list(zip(first.children, planned.positions, strict=True))
     required = tuple(node for node, i in pairs if counted[i])
     optional = (*(node for node, i in pairs if not counted[i]), *first.optional)
-    return replace(planned, steps=(AllOf(required, optional=optional), *planned.steps[1:]))
+    first = AllOf(required, optional=optional)
+    return replace(planned, steps=(first, *planned.steps[1:]), positions=())  # relaxed once
 
 
 def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:
