@@ -88,7 +88,11 @@ async def test_per_host_delay_is_held(serve: Serve) -> None:
     starts = [t for t, _, path in site.requests if path not in HOUSEKEEPING]
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert len(starts) == 5
-    assert min(gaps) >= 0.2, gaps  # never closer than the delay (with clock slack)
+    # The server stamps a request when its thread gets to it, so on a loaded machine one
+    # late stamp shortens the next gap: each gap keeps a wide slack, and the whole span,
+    # which such lateness cannot shrink by more than one gap's slack, a narrow one.
+    assert min(gaps) >= 0.15, gaps
+    assert starts[-1] - starts[0] >= 4 * 0.25 - 0.1, gaps
 
 
 async def test_robots_server_error_means_nothing_is_fetched(serve: Serve) -> None:
