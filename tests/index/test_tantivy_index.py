@@ -9,7 +9,7 @@ import pytest
 
 from trawl.analysis.text import terms
 from trawl.errors import SearchIndexError
-from trawl.index.documents import index_fields, url_path_words
+from trawl.index.documents import index_fields, title_key, url_path_words
 from trawl.index.spec import AllOf, AnyOf, Boosts, Filters, Word
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.records import PageRecord
@@ -111,6 +111,53 @@ def test_disjunction_finds_partial_matches(tmp_path: Path) -> None:
 
     assert urls(tmp_path, "lemurs tapirs") == []
     assert urls(tmp_path, "lemurs tapirs", conjunction=False) == ["https://docs.example.org/a"]
+
+
+def test_a_reloaded_reader_finds_words_new_since_its_last_query(tmp_path: Path) -> None:
+    # Built queries leave out terms the index did not hold; a commit must not leave them stale.
+    write(tmp_path, record("https://docs.example.org/a", "A", "lemurs"))
+    reader = IndexReader(tmp_path)
+    words = AnyOf((Word(tuple(terms("lemurs", "en"))), Word(tuple(terms("tapirs", "en")))))
+
+    def found() -> list[str]:
+        results = reader.search(words, Filters(), Boosts(fields=BOOSTS), limit=10)
+        return sorted(h.url for h in reader.fetch(results.addresses))
+
+    assert found() == ["https://docs.example.org/a"]
+    write(tmp_path, record("https://docs.example.org/b", "B", "tapirs"))
+    reader.reload()
+
+    assert found() == ["https://docs.example.org/a", "https://docs.example.org/b"]
+
+
+def test_rerank_keys_are_fast_fields(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        record("https://docs.example.org/", "Release Notes!", "home"),
+        record("https://docs.example.org/guide/long-page-name.html", "Guide", "guide"),
+    )
+    reader = IndexReader(tmp_path)
+    node = AnyOf((Word(("home",)), Word(("guid",))))
+    results = reader.search(node, Filters(), Boosts(fields=BOOSTS), limit=10)
+    keys = {
+        h.url: (c.title_key, c.home, c.name_chars)
+        for c, h in zip(
+            reader.candidates(results.addresses), reader.fetch(results.addresses), strict=True
+        )
+    }
+    home = keys["https://docs.example.org/"]
+    assert home == (title_key("release notes"), True, len("docs.example.org"))
+    guide = keys["https://docs.example.org/guide/long-page-name.html"]
+    assert guide == (title_key("guide"), False, len("/guide/longpagename.html"))
+
+
+def test_a_page_without_text_reads_back_empty(tmp_path: Path) -> None:
+    write(tmp_path, record("https://docs.example.org/a", "Only A Title", ""))
+    reader = IndexReader(tmp_path)
+    found = reader.search(Word(("titl",)), Filters(), Boosts(fields=BOOSTS), limit=1)
+    (hit,) = reader.fetch(found.addresses)
+
+    assert (hit.title, hit.text, hit.discussed_on) == ("Only A Title", "", ())
 
 
 def test_missing_index_is_a_clear_error(tmp_path: Path) -> None:

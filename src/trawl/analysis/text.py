@@ -62,34 +62,64 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
+_MAX_KNOWN = 200_000  # remembered words per language; forgotten all at once when full
+
+
+class _Analyser:
+    """Lower-cased word -> folded stem in one language, remembered.
+
+    A word is stemmed once and then looked up: a page's words are mostly words
+    seen before, and a dictionary lookup costs a fraction of a Snowball call
+    (SciFact's 1.2M words have 36k distinct forms; measured 0.53 s -> 0.08 s).
+    """
+
+    __slots__ = ("_known", "_stem")
+
+    def __init__(self, stem: Callable[[list[str]], list[str]] | None) -> None:
+        self._stem = stem
+        self._known: dict[str, str] = {}
+
+    def __call__(self, ws: Sequence[str]) -> list[str]:
+        known = self._known
+        try:
+            return list(map(known.__getitem__, ws))
+        except KeyError:
+            pass
+        new = list(set(ws).difference(known))
+        stemmed = self._stem(new) if self._stem is not None else new
+        found = dict(zip(new, map(fold, stemmed), strict=True))
+        if len(known) + len(found) > _MAX_KNOWN:
+            known.clear()
+        known.update(found)
+        try:
+            return list(map(known.__getitem__, ws))
+        except KeyError:  # another thread cleared ``known`` meanwhile
+            return [found[w] if w in found else self._one(w) for w in ws]
+
+    def _one(self, word: str) -> str:
+        return fold(self._stem([word])[0] if self._stem is not None else word)
+
+
 @cache
-def _stemmer(code: str) -> Callable[[list[str]], list[str]] | None:
+def _analyser(code: str) -> _Analyser:
     if code == "is":
-        return lambda ws: [stem_icelandic(w) for w in ws]
+        return _Analyser(lambda ws: [stem_icelandic(w) for w in ws])
     algorithm = SNOWBALL.get(code)
     if algorithm is None:
-        return None
-    return Stemmer.Stemmer(algorithm).stemWords  # type: ignore[no-any-return]
+        return _Analyser(None)
+    return _Analyser(Stemmer.Stemmer(algorithm).stemWords)
 
 
 def stem_words(ws: Sequence[str], lang: str | None) -> list[str]:
     """Stems of lower-cased words, folded; only folded when the language has no stemmer."""
-    stem = _stemmer(language_code(lang))
-    stemmed = stem(list(ws)) if stem is not None else list(ws)
-    return [fold(w) for w in stemmed]
+    return _analyser(language_code(lang))(ws)
 
 
 def stem_text(ws: Sequence[str], lang: str | None) -> str:
     """Stems of lower-cased words, space-separated and folded: an index field's value."""
-    stem = _stemmer(language_code(lang))
-    return fold(" ".join(stem(list(ws)) if stem is not None else ws))
+    return " ".join(_analyser(language_code(lang))(ws))
 
 
 def terms(text: str, lang: str | None) -> list[str]:
     """Index terms of a text in a language, in order (positions kept for phrases)."""
     return stem_words(words(text), lang)
-
-
-def plain_terms(text: str) -> list[str]:
-    """Folded, unstemmed words: the last step of the search cascade matches these."""
-    return [fold(w) for w in words(text)]

@@ -11,12 +11,15 @@ queries, whatever the language, and the engine only splits on spaces.
     anchors     terms       anchor texts of links from other pages to this one
     url_tokens  folded      words of the URL path, also joined: /sql-createindex -> sqlcreateindex
     host        folded      host labels, split and whole: a-b.com -> a b ab com
-    plain       folded      unstemmed words of title, headings and body (the cascade's last step)
     site        raw         the host and each parent domain, for site:
     lang        raw         ISO 639-1 code
     modified_source raw     page, sitemap or http
     modified    date, fast  for after:/before: and sorting by date
     authority, quality  f64, fast   rerank priors
+    title_key   u64, fast   key of the title's folded words: a navigational title found unread
+    home        u64, fast   1 for a site's home page
+    name_chars  u64, fast   longest of host and path (hyphens out): shorter than the joined
+                            query, neither can hold it, and the page need not be read
     meta        bytes       title, host, lang, modified, joined by U+001F (ranking reads it often)
     text        bytes       the main text, for snippets
     terms       bytes       the page's distinct terms, for the rerank's coverage
@@ -25,6 +28,7 @@ queries, whatever the language, and the engine only splits on spaces.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -32,7 +36,7 @@ from datetime import UTC
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from trawl.analysis.text import fold, language_code, stem_text, words
+from trawl.analysis.text import fold, language_code, stem_words, words
 from trawl.records import Discussion, PageRecord
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
@@ -51,18 +55,20 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         headings.append(record.description)
     title = record.title or (record.headings[0] if record.headings else "")
     host = (parts.hostname or "") if web else ""
-    # Words are found once per part and serve both the stemmed and the plain fields.
+    # Words are found once per part: the stems, the title's key and the URL's words.
     title_words, heading_words = words(title), words("\n".join(headings))
     text_words = words(record.text)
-    title_terms = stem_text(title_words, lang)
-    heading_terms = stem_text(heading_words, lang)
+    title_stems = stem_words(title_words, lang)
+    heading_stems = stem_words(heading_words, lang)
+    text_stems = stem_words(text_words, lang)
+    anchor_stems = stem_words(words("\n".join(anchors)), lang) if anchors else []
+    title_terms = " ".join(title_stems)
     # The title belongs to the text as well: a page whose title holds a word is about it,
     # even when its body is short or empty (measured: CACM nDCG@10 0.40 -> 0.46).
-    body_terms = f"{title_terms} {stem_text(text_words, lang)}"
-    anchor_terms = stem_text(words("\n".join(anchors)), lang)
-    url_terms = fold(" ".join(url_path_words(parts.path))) if web else ""
-    host_terms = " ".join(host_words(host))
-    distinct = set(f"{heading_terms} {body_terms} {anchor_terms} {url_terms} {host_terms}".split())
+    body_terms = f"{title_terms} {' '.join(text_stems)}"
+    url_words = [fold(w) for w in url_path_words(parts.path)] if web else []
+    host_terms = host_words(host)
+    distinct = {*title_stems, *heading_stems, *text_stems, *anchor_stems, *url_words, *host_terms}
     modified = record.modified
     if modified is not None and modified.tzinfo is None:
         modified = modified.replace(tzinfo=UTC)
@@ -73,17 +79,19 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     fields: dict[str, Any] = {
         "url": record.url,
         "title": title_terms,
-        "headings": heading_terms,
+        "headings": " ".join(heading_stems),
         "body": body_terms,
-        "anchors": anchor_terms,
-        "url_tokens": url_terms,
-        "host": host_terms,
-        "plain": fold(" ".join([*title_words, *heading_words, *text_words])),
+        "anchors": " ".join(anchor_stems),
+        "url_tokens": " ".join(url_words),
+        "host": " ".join(host_terms),
         "site": parent_domains(host),
         "lang": lang,
         "modified_source": record.modified_source or "",
         "authority": float(record.authority),
         "quality": float(record.quality),
+        "title_key": title_key(fold(" ".join(title_words))),
+        "home": int(web and bool(host) and is_home_page(record.url)),
+        "name_chars": name_chars(host, parts.path) if web and host else 0,
         "meta": meta.encode("utf-8"),
         "text": record.text.encode("utf-8"),
         "terms": (" " + " ".join(distinct) + " ").encode("utf-8"),
@@ -91,10 +99,24 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     }
     if modified is not None:
         fields["modified"] = modified
-    return fields
+    # An empty value indexes nothing but still costs a conversion and a visit: left out.
+    return {name: value for name, value in fields.items() if value not in ("", b"")}
+
+
+def title_key(folded_words: str) -> int:
+    """A stable 63-bit key of a title's folded words, space-joined (Python's hash() is salted)."""
+    digest = hashlib.blake2b(folded_words.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def name_chars(host: str, path: str) -> int:
+    """Characters of the longer of host and path, lower-cased, hyphens removed."""
+    return max(len(host.lower().replace("-", "")), len(path.lower().replace("-", "")))
 
 
 def discussions_field(discussions: Sequence[Discussion]) -> str:
+    if not discussions:
+        return ""  # most pages: no JSON to write or read
     return json.dumps([[d.host, d.url, d.quote] for d in discussions], ensure_ascii=False)
 
 

@@ -19,13 +19,6 @@ class Word:
 
 
 @dataclass(frozen=True, slots=True)
-class PlainWord:
-    """One folded, unstemmed word: the cascade's last resort."""
-
-    form: str
-
-
-@dataclass(frozen=True, slots=True)
 class Phrase:
     """Words in this order, in one field; one term sequence per candidate analysis."""
 
@@ -60,7 +53,7 @@ class AnyOf:
     children: tuple[Node, ...]
 
 
-Node = Word | PlainWord | Phrase | Near | Lookup | AllOf | AnyOf
+Node = Word | Phrase | Near | Lookup | AllOf | AnyOf
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,18 +2,21 @@
 
 Each word is analysed in every candidate language (the lang: operator or the
 ``query_lang`` setting, else every language the index holds) and matches any
-of the stems: the page's own analysis decided which one it carries.
+of the stems: the page's own analysis decided which one it carries. When the
+candidates are fewer than the index's languages, the cascade's last step
+analyses the words in all of them.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from trawl.analysis.lookup import concatenations
 from trawl.analysis.text import fold, language_code, stem_words
-from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, PlainWord, Word
+from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, Word
 from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
 
 Languages = Sequence[str | None]
@@ -23,11 +26,12 @@ _LOOKUP_MAX_WORDS = 6
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    steps: tuple[Node, ...]  # tried in order; a plain query has all, any, unstemmed
+    steps: tuple[Node, ...]  # tried in order; a plain query: all, any, any in every language
     filters: Filters
     originals: tuple[str, ...]  # the words coverage is counted over
     stems: tuple[tuple[str, ...], ...]  # per original word, its lookup terms (stems, plain form)
     lookups: tuple[str, ...]  # URL forms: joined adjacent words
+    positions: tuple[int, ...] = ()  # per word of the all-words step: its original's index
 
 
 def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) -> list[str | None]:
@@ -39,6 +43,11 @@ def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) ->
 
 def word_stems(word: str, languages: Languages) -> tuple[str, ...]:
     """The word's stem in each candidate language."""
+    return _word_stems(word, tuple(languages))
+
+
+@lru_cache(maxsize=16_384)
+def _word_stems(word: str, languages: tuple[str | None, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
 
 
@@ -46,7 +55,10 @@ def word_node(word: str, languages: Languages) -> Word:
     return Word(word_stems(word, languages), plain=fold(word))
 
 
-def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Plan:
+def plan(
+    query: ParsedQuery, languages: Languages, proximity: float = 0.0, everywhere: Languages = ()
+) -> Plan:
+    """``everywhere``: every language the index holds, for the cascade's last step."""
     filters = Filters(
         sites=query.sites,
         lang=query.lang,
@@ -70,14 +82,31 @@ def plan(query: ParsedQuery, languages: Languages, proximity: float = 0.0) -> Pl
     if query.plain:
         # Repeated words count again, as BM25's query term frequency would have them.
         words = [word_node(w, languages) for w in query.words]
-        steps: tuple[Node, ...] = (
-            AllOf(tuple(words), optional=extra),
-            AnyOf((*words, *extra)),
-            AnyOf(tuple(PlainWord(fold(w)) for w in originals)),
-        )
+        steps: tuple[Node, ...] = (AllOf(tuple(words), optional=extra), AnyOf((*words, *extra)))
+        if set(everywhere) - set(languages):
+            # query_lang named one language: a page in another may still hold the words.
+            steps += (AnyOf(tuple(word_node(w, everywhere) for w in originals)),)
     else:
         steps = (_node(query.expr, languages, extra),)
-    return Plan(steps, filters, originals, stems, lookups)
+    positions = tuple(originals.index(w) for w in query.words) if query.plain else ()
+    return Plan(steps, filters, originals, stems, lookups, positions)
+
+
+def require_counted(planned: Plan, counted: Sequence[bool]) -> Plan:
+    """The all-words step with only the words that count required; the rest still score.
+
+    A word on most pages (a stop word) says little about a page, and requiring it
+    only drops pages that hold every word that matters. When no word counts, all stay
+    required.
+    """
+    first = planned.steps[0]
+    if not planned.positions or not isinstance(first, AllOf) or all(counted) or not any(counted):
+        return planned
+    pairs = list(zip(first.children, planned.positions, strict=True))
+    required = tuple(node for node, i in pairs if counted[i])
+    optional = (*(node for node, i in pairs if not counted[i]), *first.optional)
+    first = AllOf(required, optional=optional)
+    return replace(planned, steps=(first, *planned.steps[1:]), positions=())  # relaxed once
 
 
 def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:

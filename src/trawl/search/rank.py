@@ -9,17 +9,22 @@ index, the stop words of any language) are not counted. exact: the whole
 query, joined, is in the host or the URL path (annehathaway.com, /sql-vacuum).
 Navigational matches, a site's home page whose host names the query or a page
 titled exactly the query, are put first.
+
+A match is first seen as a ``Candidate`` (engine score and fast fields); its
+stored page is read only when a factor needs it (``pages_needed``): coverage for
+a match not known to hold every word, exact and home-page tests for a host or
+path long enough to hold the joined query. Long queries over collections
+(SciFact) then read no page at all before the final ones are shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from trawl.analysis.text import fold, words
-from trawl.index.documents import is_home_page
-from trawl.index.tantivy_index import IndexHit
+from trawl.analysis.text import fold
+from trawl.index.tantivy_index import Candidate, IndexHit
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,34 +39,86 @@ class RankWeights:
 
 @dataclass(frozen=True, slots=True)
 class QueryShape:
-    originals: tuple[str, ...]
+    originals: tuple[str, ...]  # folded query words, once each
     lookups: tuple[tuple[str, ...], ...]  # per original word: its stems and plain form
     counted: tuple[bool, ...]  # per original word: does it count for coverage
     joined_forms: tuple[str, ...]  # URL forms of adjacent words
+    title_key: int  # index/documents.title_key of the words: a page titled exactly the query
+
+    @property
+    def joined(self) -> str:
+        return "".join(self.originals)
+
+
+def coverage_applies(shape: QueryShape, weights: RankWeights) -> bool:
+    counted = sum(shape.counted)
+    return bool(weights.coverage_power) and 0 < counted <= weights.coverage_max_words
+
+
+def pages_needed(
+    candidates: Sequence[Candidate], complete: int, shape: QueryShape, weights: RankWeights
+) -> list[int]:
+    """Positions of the candidates whose stored page scoring needs; the first ``complete``
+    hold every query word."""
+    covering = coverage_applies(shape, weights)
+    size = len(shape.joined)
+    navigational = weights.navigational > 0
+    return [
+        position
+        for position, candidate in enumerate(candidates)
+        if (covering and position >= complete)
+        # Exact and home-page tests look for the joined words in the host or path.
+        or ((size > 2 or (navigational and candidate.home)) and 0 < size <= candidate.name_chars)
+    ]
 
 
 def rerank(
-    hits: Sequence[IndexHit], shape: QueryShape, weights: RankWeights
-) -> list[tuple[float, IndexHit]]:
-    joined = "".join(shape.originals)
-    query_text = " ".join(shape.originals)
+    candidates: Sequence[Candidate],
+    complete: int,
+    pages: Mapping[int, IndexHit],
+    shape: QueryShape,
+    weights: RankWeights,
+) -> list[tuple[float, int]]:
+    """(score, position in ``candidates``), best first; the first ``complete`` hold every word.
+
+    ``pages`` holds the stored page of every candidate ``pages_needed`` named.
+    """
+    navigational = weights.navigational > 0
+    title_key = shape.title_key if shape.originals else -1
+    if not pages and not any(
+        c.authority or c.quality or (navigational and c.title_key == title_key) for c in candidates
+    ):
+        # No factor but the engine's score: its order, as the full loop would sort it.
+        scores = [(c.score, position) for position, c in enumerate(candidates)]
+        return sorted(scores, key=lambda t: t[0], reverse=True)
+    joined = shape.joined
+    covering = coverage_applies(shape, weights)
     counted = [i for i, c in enumerate(shape.counted) if c]
-    scored: list[tuple[int, float, IndexHit]] = []
-    for hit in hits:
-        score = hit.score
-        if counted and weights.coverage_power and len(counted) <= weights.coverage_max_words:
-            matched = sum(1 for i in counted if _covers(hit.terms, shape.lookups[i], shape, i))
-            score *= (matched / len(counted)) ** weights.coverage_power
-        host = hit.host.lower()
-        if len(joined) > 2 and host:
-            path = urlsplit(hit.url).path.lower()
-            if joined in host.replace("-", "") or joined in path.replace("-", ""):
-                score *= 1 + weights.exact_bonus
-        score *= 1 + weights.authority_weight * hit.authority + weights.quality_weight * hit.quality
-        nav = weights.navigational > 0 and _navigational(hit, query_text, joined, host)
-        scored.append((1 if nav else 0, score, hit))
+    scored: list[tuple[int, float, int]] = []
+    for position, candidate in enumerate(candidates):
+        score = candidate.score
+        nav = navigational and candidate.title_key == title_key
+        page = pages.get(position)
+        if page is not None:
+            if covering and position >= complete:
+                terms = page.terms
+                matched = sum(1 for i in counted if _covers(terms, shape.lookups[i], shape, i))
+                score *= (matched / len(counted)) ** weights.coverage_power
+            host = page.host.lower()
+            if len(joined) > 2 and host:
+                path = urlsplit(page.url).path.lower()
+                if joined in host.replace("-", "") or joined in path.replace("-", ""):
+                    score *= 1 + weights.exact_bonus
+            nav = nav or (navigational and candidate.home and _names_host(joined, host))
+        if candidate.authority or candidate.quality:
+            score *= (
+                1
+                + weights.authority_weight * candidate.authority
+                + weights.quality_weight * candidate.quality
+            )
+        scored.append((1 if nav else 0, score, position))
     scored.sort(key=lambda t: (t[0], t[1]), reverse=True)
-    return [(score, hit) for _, score, hit in scored]
+    return [(score, position) for _, score, position in scored]
 
 
 def _covers(terms: str, forms: tuple[str, ...], shape: QueryShape, index: int) -> bool:
@@ -71,18 +128,9 @@ def _covers(terms: str, forms: tuple[str, ...], shape: QueryShape, index: int) -
     return any(word in joined and f" {joined} " in terms for joined in shape.joined_forms)
 
 
-def _navigational(hit: IndexHit, query_text: str, joined: str, host: str) -> bool:
-    if not query_text:
-        return False
-    # Cheap tests first: most titles differ in length or lack the query's last word.
-    last = query_text.rsplit(" ", 1)[-1]
-    if (
-        abs(len(hit.title) - len(query_text)) <= len(query_text) // 2 + 2
-        and last in fold(hit.title.lower())
-        and " ".join(fold(w) for w in words(hit.title)) == query_text
-    ):
-        return True
-    if not host or joined not in host.replace("-", "") or not is_home_page(hit.url):
+def _names_host(joined: str, host: str) -> bool:
+    """A home page whose host names the query: annehathaway.com, postgresql.org for postgres."""
+    if not joined or joined not in host.replace("-", ""):
         return False
     labels = [fold(label) for label in host.replace("-", "").split(".")]
     return joined in labels or (

@@ -1,10 +1,15 @@
 """Run a search: parse, plan, match (the cascade), rerank, page, snippet.
 
-The cascade (seed 000) for plain word queries: every word required; when
-that fills less than the ranking depth, pages with any word follow (their
-coverage keeps them below pages with every word); when no page has any
-word's stem, the unstemmed words are tried. Queries with operators run as
-written. The engine's BM25F top ``rerank_depth`` is reordered by rank.py.
+The cascade (seed 000) for plain word queries: every word that counts
+required (a word on over half the pages still scores but is not required);
+when that fills less than the ranking depth, pages with any word follow
+(their coverage keeps them below pages with every word); when no page has
+any word's stem and the query was analysed in fewer languages than the index
+holds, the words are tried in all of them. A query longer than
+``coverage_max_words`` that coverage does not apply to skips the first step:
+the rerank would not prefer its all-words matches. Queries with operators
+run as written. The engine's BM25F top ``rerank_depth`` is reordered by
+rank.py.
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ from typing import Literal
 
 from trawl.analysis.text import fold, language_code, stem_words
 from trawl.errors import QueryError
+from trawl.index.documents import title_key
 from trawl.index.spec import Boosts
 from trawl.index.tantivy_index import IndexHit, IndexReader, IndexResults
 from trawl.records import Hit, SearchPage
-from trawl.search.plan import Plan, candidate_languages, plan
+from trawl.search.plan import Plan, candidate_languages, plan, require_counted
 from trawl.search.query import ParsedQuery, parse_query
-from trawl.search.rank import QueryShape, RankWeights, rerank
+from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
 from trawl.search.snippets import best_fragment, lead, mark
 from trawl.settings import Settings
 
@@ -81,20 +87,34 @@ def rank(
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
-    planned = plan(query, languages, settings.proximity_boost)
+    planned = plan(query, languages, settings.proximity_boost, reader.languages())
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
     if by_date:
         results = _cascade(reader, planned, boosts, limit, by_date)
-        hits = reader.fetch(results.addresses)
-        return Ranked(results.total, tuple((0.0, h) for h in hits), query, languages)
+        newest = reader.fetch(results.addresses)
+        return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
-    results = _cascade(reader, planned, boosts, max(limit, depth), by_date)
+    weights = rank_weights(settings)
+    shape = _shape(reader, planned)
+    planned = require_counted(planned, shape.counted)
+    # Every word first, for short queries and those coverage applies to; a longer query's
+    # all-words matches gain nothing in the rerank, and the step would cost a search.
+    every_word = len(planned.originals) <= weights.coverage_max_words or coverage_applies(
+        shape, weights
+    )
+    results = _cascade(reader, planned, boosts, max(limit, depth), by_date, every_word=every_word)
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
-    ordered = rerank(reader.fetch(results.addresses[:depth]), _shape(reader, planned),
-                     rank_weights(settings))  # fmt: skip
-    deeper = [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
-    return Ranked(results.total, tuple([*ordered, *deeper][:limit]), query, languages)
+    top = results.addresses[:depth]
+    candidates = reader.candidates(top)
+    wanted = pages_needed(candidates, results.complete, shape, weights)
+    pages = dict(zip(wanted, reader.fetch([top[i] for i in wanted]), strict=True))
+    ordered = rerank(candidates, results.complete, pages, shape, weights)[:limit]
+    unread = [i for _, i in ordered if i not in pages]
+    pages.update(zip(unread, reader.fetch([top[i] for i in unread]), strict=True))
+    best = [(score, pages[i]) for score, i in ordered]
+    best += [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
+    return Ranked(results.total, tuple(best[:limit]), query, languages)
 
 
 def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
@@ -102,23 +122,27 @@ def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
 
 
 def _cascade(
-    reader: IndexReader, planned: Plan, boosts: Boosts, depth: int, by_date: bool
-) -> IndexResults:
-    first = reader.search(planned.steps[0], planned.filters, boosts, limit=depth, by_date=by_date)
-    if len(planned.steps) == 1 or first.total >= depth:
-        return first
-    wider = reader.search(planned.steps[1], planned.filters, boosts, limit=depth, by_date=by_date)
-    if wider.total == 0:
-        return reader.search(
-            planned.steps[2], planned.filters, boosts, limit=depth, by_date=by_date
-        )
+    reader: IndexReader, planned: Plan, boosts: Boosts, depth: int, by_date: bool,
+    *, every_word: bool = True,
+) -> IndexResults:  # fmt: skip
+    steps, filters = planned.steps, planned.filters
+    if len(steps) == 1:
+        return reader.search(steps[0], filters, boosts, limit=depth, by_date=by_date)
+    first = IndexResults(0, ())
+    if every_word:
+        first = reader.search(steps[0], filters, boosts, limit=depth, by_date=by_date)
+        if first.total >= depth:
+            return replace(first, complete=len(first.addresses))
+    wider = reader.search(steps[1], filters, boosts, limit=depth, by_date=by_date)
+    if wider.total == 0 and len(steps) > 2:
+        return reader.search(steps[2], filters, boosts, limit=depth, by_date=by_date)
     if first.total == 0:
         return wider
     seen = {(a.segment_ord, a.doc) for _, a in first.addresses}
     merged = first.addresses + tuple(
         p for p in wider.addresses if (p[1].segment_ord, p[1].doc) not in seen
     )
-    return IndexResults(total=wider.total, addresses=merged[:depth])
+    return IndexResults(wider.total, merged[:depth], complete=len(first.addresses))
 
 
 def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
@@ -127,11 +151,13 @@ def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
         max((reader.doc_freq("body", s) for s in stems), default=0) <= _COMMON_SHARE * size
         for stems in planned.stems
     )
+    originals = tuple(fold(w) for w in planned.originals)
     return QueryShape(
-        originals=tuple(fold(w) for w in planned.originals),
+        originals=originals,
         lookups=planned.stems,
         counted=counted,
         joined_forms=planned.lookups,
+        title_key=title_key(" ".join(originals)),
     )
 
 
