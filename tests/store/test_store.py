@@ -124,6 +124,34 @@ def test_pages_can_be_filtered_to_indexable(store: Store) -> None:
     ]
 
 
+def test_corpus_pages_carry_signals_and_a_body_only_where_a_fingerprint_is_missing(
+    store: Store,
+) -> None:
+    talk = (Discussion("example.com", "https://example.com/t", "see"),)
+    store.save_page(
+        page("https://example.com/1", indexable=True, text="kiwi", text_hash=7, simhash=9)
+    )
+    store.save_page(page("https://example.com/2", text="mango", text_hash=3, simhash=None))
+    store.save_signals([PageSignals("https://example.com/1", 0.5, True, None, None, talk)])
+
+    first, second = store.corpus_pages()
+
+    assert (first.url, first.indexable, first.text_hash, first.simhash) == (
+        "https://example.com/1",
+        True,
+        7,
+        9,
+    )
+    assert first.text is None  # both fingerprints there: no body read
+    assert (first.authority, first.scored, first.discussed_on) == (0.5, True, talk)
+    assert (second.text, second.text_hash, second.simhash, second.scored) == (
+        "mango",
+        3,
+        None,
+        False,
+    )
+
+
 def test_crawl_log_and_frontier(store: Store) -> None:
     store.add_site("https://example.com/")
     store.add_site("https://example.com/")  # a site is registered once
