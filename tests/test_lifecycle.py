@@ -95,11 +95,15 @@ def test_kill_9_then_the_same_command_resumes_and_loses_nothing(
     assert sum(n - 1 for n in fetched.values()) <= 2  # at most the two in flight at the kill
     store = SQLiteStore(data / "trawl.sqlite")
     runs = store.crawls()
+    searchable = [p.url for p in store.pages() if p.searchable]
     store.close()
     assert [(r.id, r.outcome, r.resumed_from) for r in runs] == [
         (2, "complete", 1),
         (1, "interrupted", None),
     ]
+    # Pages are indexed when a crawl ends: those the killed run fetched, by the resume.
+    assert len(searchable) > len(committed) // 2
+    assert IndexReader(data / "index").num_docs() == len(searchable)
 
 
 def test_sigterm_stops_cleanly_and_resume_finishes(serve: Serve, tmp_path: Path) -> None:
