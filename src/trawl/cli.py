@@ -6,7 +6,8 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -50,6 +51,18 @@ def _settings(config: Path | None, **overrides: object) -> Settings:
 def _fail(message: str) -> typer.Exit:
     err.print(f"[red]trawl: error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code=2)
+
+
+@contextmanager
+def _opened_store(settings: Settings) -> Iterator[Store]:
+    """The store the settings name, closed on the way out, whatever happens inside."""
+    from trawl.store import open_store
+
+    store = open_store(settings)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 SPEED_PRESETS: dict[str, dict[str, object]] = {
@@ -280,15 +293,11 @@ def recrawl(
 ) -> None:
     """Re-crawl every enabled site, one after another (unchanged pages answer 304)."""
     from trawl.pipeline import recrawl_sites
-    from trawl.store import open_store
 
     try:
         settings = _settings(config, data=data, store=store_location)
-        store = open_store(settings)
-        try:
+        with _opened_store(settings) as store:
             outcomes = asyncio.run(recrawl_sites(settings, store))
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     for o in outcomes:
@@ -311,7 +320,6 @@ def search(
     from trawl.search.searcher import search as run_search
     from trawl.search.snippets import strip_marks
     from trawl.server.api_search import page_json
-    from trawl.store import open_store
 
     try:
         settings = _settings(config, data=data)
@@ -319,11 +327,8 @@ def search(
             IndexReader(settings.index_path), query, settings, page=page, per_page=limit
         )
         if as_json:
-            store = open_store(settings)
-            try:
+            with _opened_store(settings) as store:
                 answer = page_json(result, store)
-            finally:
-                store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     if as_json:
@@ -344,15 +349,11 @@ def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigO
     picks up each new commit by itself.
     """
     from trawl.pipeline import rebuild_index
-    from trawl.store import open_store
 
     try:
         settings = _settings(config, data=data, store=store_location)
-        store = open_store(settings)
-        try:
+        with _opened_store(settings) as store:
             count = rebuild_index(store, settings)
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     typer.echo(f"indexed {count} pages into {settings.index_path}")
@@ -449,18 +450,14 @@ def explain(
 ) -> None:
     """Say what Trawl knows about a page: searchable or not, authority, quality,
     which copy is canonical and why, where it is discussed."""
-    from trawl.store import open_store
     from trawl.urls.identity import normalise
 
     try:
         settings = _settings(config, data=data, store=store_location)
         wanted = normalise(url if "://" in url else "https://" + url)
-        store = open_store(settings)
-        try:
+        with _opened_store(settings) as store:
             record = store.page(wanted)
             copies = store.duplicates_of(wanted) if record is not None else []
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     if record is None:
@@ -505,15 +502,11 @@ def evict(
     """Remove near-duplicates, gone pages, low-value pages and hosts in unwanted languages
     from store and index (rules and thresholds: the evict_* settings)."""
     from trawl.pipeline import evict as run_evict
-    from trawl.store import open_store
 
     try:
         settings = _settings(config, data=data, store=store_location)
-        store = open_store(settings)
-        try:
+        with _opened_store(settings) as store:
             result = run_evict(store, settings, dry_run=dry_run)
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     for rule, count in sorted(result.counts.items(), key=lambda kv: -kv[1]):
@@ -668,14 +661,10 @@ def keys_create(
 ) -> None:
     """Make an API key and print it once: only its digest is stored."""
     from trawl.server.auth import create_key
-    from trawl.store import open_store
 
     try:
-        store = open_store(_settings(config, data=data, store=store_location))
-        try:
+        with _opened_store(_settings(config, data=data, store=store_location)) as store:
             key_id, key = create_key(store, name)
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     err.print(
@@ -689,14 +678,10 @@ def keys_list(
     data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
 ) -> None:
     """List API keys by id and name (the keys themselves are not stored)."""
-    from trawl.store import open_store
 
     try:
-        store = open_store(_settings(config, data=data, store=store_location))
-        try:
+        with _opened_store(_settings(config, data=data, store=store_location)) as store:
             keys = store.api_keys()
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     for k in keys:
@@ -712,14 +697,10 @@ def keys_revoke(
     config: ConfigOpt = None,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on."""
-    from trawl.store import open_store
 
     try:
-        store = open_store(_settings(config, data=data, store=store_location))
-        try:
+        with _opened_store(_settings(config, data=data, store=store_location)) as store:
             found = store.revoke_api_key(key_id)
-        finally:
-            store.close()
     except TrawlError as e:
         raise _fail(str(e)) from None
     if not found:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal, get_args
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +256,7 @@ class HeaderCheck:
 # -- the SEO report (server/ asks, store/ answers) ---------------------------
 
 # Columns the crawl table can be sorted by; each has an index in the store.
-REPORT_SORTS = (
+ReportSort = Literal[
     "url",
     "status",
     "indexability",
@@ -267,7 +268,8 @@ REPORT_SORTS = (
     "published",
     "modified",
     "fetched_at",
-)
+]
+REPORT_SORTS: tuple[ReportSort, ...] = get_args(ReportSort)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +281,7 @@ class ReportQuery:
     indexability: str = ""  # a label from understand/indexability
     lang: str = ""
     host: str = ""
-    sort: str = "url"  # one of REPORT_SORTS
+    sort: str = "url"  # one of REPORT_SORTS; the store refuses others
     descending: bool = False
     limit: int = 100
     offset: int = 0

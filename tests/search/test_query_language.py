@@ -3,7 +3,7 @@ fallbacks, and navigational queries."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -63,6 +63,8 @@ def urls(env: tuple[IndexReader, Settings], q: str, **kw: object) -> list[str]:
         ("site:docs.b.example shed", []),
         ("spade after:2022", ["2"]),
         ("spade before:2022-01-01", ["1"]),
+        ("spade after:2300", []),  # beyond the engine's date span: its edge, not an error
+        ("spade before:1066", []),
         ("spade source:page", ["1"]),
         ("spade source:http,page", ["1", "2"]),
         ("lang:de spade", []),
@@ -72,6 +74,24 @@ def test_operators_and_filters(
     env: tuple[IndexReader, Settings], query: str, expected: list[str]
 ) -> None:
     assert sorted(urls(env, query)) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"site": "b.example"}, ["3"]),
+        ({"site": "b.example:8080"}, ["3"]),  # pages are filed under the host name alone
+        ({"site": "c.example"}, []),
+        ({"after": date(2022, 1, 1)}, ["2"]),
+        ({"before": date(2022, 1, 1)}, ["1"]),
+        ({"after": date(2300, 1, 1)}, []),
+    ],
+)
+def test_filters_given_beside_the_text(
+    env: tuple[IndexReader, Settings], filters: dict[str, object], expected: list[str]
+) -> None:
+    query = "rakes" if "site" in filters else "spade"
+    assert sorted(urls(env, query, **filters)) == sorted(expected)
 
 
 @pytest.mark.parametrize(

@@ -459,7 +459,14 @@ def _any(clauses: list[Any]) -> Any:
     return tantivy.Query.boolean_query([(_SHOULD, q) for q in clauses])
 
 
+# tantivy keeps dates as nanoseconds in an i64 and refuses a bound outside that span;
+# a filter date beyond it (after:2300) means the same as the span's edge.
+_EARLIEST = datetime(1678, 1, 1, tzinfo=UTC)
+_LATEST = datetime(2262, 1, 1, tzinfo=UTC)
+
+
 def _utc(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return min(max(moment, _EARLIEST), _LATEST)

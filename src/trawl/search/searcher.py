@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
 from typing import Literal
+from urllib.parse import urlsplit
 
 from trawl.analysis.text import fold, language_code, stem_words
 from trawl.errors import QueryError
@@ -73,6 +75,9 @@ def rank(
     limit: int,
     sort: Sort = "relevance",
     lang: str | None = None,
+    site: str | None = None,
+    after: date | None = None,
+    before: date | None = None,
     reload: bool = True,
     syntax: bool = True,
 ) -> Ranked:
@@ -81,9 +86,7 @@ def rank(
         raise QueryError(f"sort must be one of {', '.join(SORTS)}")
     if reload:
         reader.reload()
-    query = parse_query(text, syntax=syntax)
-    if lang:
-        query = _with_lang(query, lang)
+    query = _with_filters(parse_query(text, syntax=syntax), lang, site, after, before)
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
@@ -117,8 +120,34 @@ def rank(
     return Ranked(results.total, tuple(best[:limit]), query, languages)
 
 
-def _with_lang(query: ParsedQuery, lang: str) -> ParsedQuery:
-    return replace(query, lang=language_code(lang) or None)
+def _with_filters(
+    query: ParsedQuery,
+    lang: str | None,
+    site: str | None,
+    after: date | None,
+    before: date | None,
+) -> ParsedQuery:
+    """Filters given beside the text (API parameters, form fields) join those typed in it."""
+    # Pages are filed under their host name alone, so a port given with it is dropped.
+    site = _host_name((site or "").strip("./ "))
+    return replace(
+        query,
+        lang=(language_code(lang) or None) if lang else query.lang,
+        sites=(*query.sites, site) if site else query.sites,
+        after=_midnight(after) if after else query.after,
+        before=_midnight(before) if before else query.before,
+    )
+
+
+def _host_name(site: str) -> str:
+    try:
+        return urlsplit(f"//{site}").hostname or ""
+    except ValueError:  # a bracketed host that is no IPv6 address
+        return site.lower()
+
+
+def _midnight(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
 def _cascade(
@@ -170,6 +199,9 @@ def search(
     per_page: int | None = None,
     sort: Sort = "relevance",
     lang: str | None = None,
+    site: str | None = None,
+    after: date | None = None,
+    before: date | None = None,
 ) -> SearchPage:
     per_page = settings.per_page if per_page is None else per_page
     if page < 1:
@@ -177,7 +209,17 @@ def search(
     if not 1 <= per_page <= settings.max_per_page:
         raise QueryError(f"per_page must be between 1 and {settings.max_per_page}")
     started = time.perf_counter()
-    ranked = rank(reader, text, settings, limit=page * per_page, sort=sort, lang=lang)
+    ranked = rank(
+        reader,
+        text,
+        settings,
+        limit=page * per_page,
+        sort=sort,
+        lang=lang,
+        site=site,
+        after=after,
+        before=before,
+    )
     shown = ranked.hits[(page - 1) * per_page :]
     hits = tuple(_hit(score, h, ranked, settings) for score, h in shown)
     took_ms = round((time.perf_counter() - started) * 1000, 2)

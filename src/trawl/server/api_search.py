@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import time
 from dataclasses import asdict
 from datetime import date
@@ -22,10 +21,6 @@ from trawl.store.base import Store
 router = APIRouter()
 
 SORTS = ("relevance", "date")  # date: newest first (the searcher's own choices)
-# Filters the searcher may or may not take yet (they land with the ranking work):
-# a filter it does not take is not applied, and the answer says so.
-FILTERS = ("site", "lang", "sort", "after", "before")
-_SEARCH_TAKES = frozenset(inspect.signature(search).parameters)
 
 
 def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
@@ -66,15 +61,12 @@ def run_search(
     filters: dict[str, Any],
     source: str,
 ) -> dict[str, Any]:
-    """Search with the filters the searcher takes; report the others as not applied."""
-    given = {k: v for k, v in filters.items() if v not in (None, "", "relevance")}
-    applied = {k: v for k, v in given.items() if k in _SEARCH_TAKES}
+    """Search with the filters given beside the text (None: not given)."""
     started = time.perf_counter()
-    result = search(ctx.index.get(), q, ctx.settings, page=page, per_page=per_page, **applied)
+    result = search(ctx.index.get(), q, ctx.settings, page=page, per_page=per_page, **filters)
     ctx.metrics.observe_query(time.perf_counter() - started, source)
     with ctx.store() as store:
         answer = page_json(result, store)
-    answer["ignored_filters"] = sorted(set(given) - set(applied))
     return answer
 
 
@@ -99,7 +91,8 @@ def api_search(
 ) -> dict[str, Any]:
     """Search the index. Results carry dates and where a page was discussed.
 
-    Filters the index cannot apply yet are listed in ``ignored_filters``."""
+    The filters here do what the same operators typed in ``q`` do (site:, lang:,
+    after:, before:); both kinds combine."""
     ctx = context_of(request)
     ctx.limit_search(request)
     filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}

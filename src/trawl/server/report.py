@@ -13,25 +13,11 @@ from fastapi import Query
 from fastapi.responses import StreamingResponse
 
 from trawl.errors import NotFound
-from trawl.records import REPORT_SORTS, ExternalLink, PageRecord, ReportQuery, ReportRow
+from trawl.records import ExternalLink, PageRecord, ReportQuery, ReportRow, ReportSort
 from trawl.store.base import Store
 
 MAX_REDIRECT_HOPS = 20
 CSV_CHUNK = 1000
-SortColumn = Literal[
-    "url",
-    "status",
-    "indexability",
-    "title",
-    "word_count",
-    "depth",
-    "inlinks",
-    "lang",
-    "published",
-    "modified",
-    "fetched_at",
-]
-assert set(SortColumn.__args__) == set(REPORT_SORTS)  # type: ignore[attr-defined]
 
 
 def report_query(
@@ -42,7 +28,7 @@ def report_query(
     indexability: Annotated[str, Query(max_length=40)] = "",
     lang: Annotated[str, Query(max_length=20)] = "",
     host: Annotated[str, Query(max_length=253)] = "",
-    sort: SortColumn = "url",
+    sort: ReportSort = "url",
     order: Literal["asc", "desc"] = "asc",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=500)] = 100,
