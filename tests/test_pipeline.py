@@ -11,8 +11,9 @@ import pytest
 
 from fixture_sites import Route, SiteServer, html_page
 from trawl.extract.html import parse_html
-from trawl.index.tantivy_index import IndexReader
-from trawl.pipeline import CrawlOutcome, Parser, crawl, rebuild_index
+from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.pipeline import CrawlOutcome, PagePipeline, Parser, crawl, rebuild_index
+from trawl.records import CrawlUrl, FetchResult
 from trawl.search.searcher import search
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
@@ -320,3 +321,28 @@ async def test_warm_up_starts_the_parser_process_before_the_first_page() -> None
     finally:
         await parser.close()
     assert not [p for p in multiprocessing.active_children() if p.pid not in before]
+
+
+async def test_pages_past_live_index_after_are_indexed_as_fetched(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path / "data")
+    settings.data.mkdir()
+    store = SQLiteStore(settings.sqlite_path)
+    index = IndexWriter(settings.index_path, fresh=True)
+    base = "http://example.test/"
+    crawl_id = store.begin_crawl([base])
+    pipeline = PagePipeline(store, index, crawl_id, Parser(0), live_index_after=2)
+    try:
+        for n in range(5):
+            url = f"{base}page-{n}"
+            page = html_page(f"Page {n}", f"<p>Words about herons, number {n}.</p>")
+            result = FetchResult(url, 200, (("content-type", "text/html"),), page.body)
+            await pipeline.fetched(CrawlUrl(url, 0), result)
+        index.commit()
+        reader = IndexReader(settings.index_path)
+        # The first two wait for the crawl's end (anchor text, signals); the rest are
+        # searchable already, and all five are listed for the end of crawl step.
+        assert reader.num_docs() == 3
+        assert pipeline.indexed_urls == [f"{base}page-{n}" for n in range(5)]
+    finally:
+        index.close()
+        store.close()

@@ -162,10 +162,13 @@ class PagePipeline:
         crawl_id: int,
         parser: Parser | None = None,
         robots_name: str = "trawlbot",
+        live_index_after: int = 2000,
     ) -> None:
         """``robots_name``: our product token, which meta tags and X-Robots-Tag may name.
-        ``index`` None: pages go to the store only (workers; ``trawl index`` follows)."""
+        ``index`` None: pages go to the store only (workers; ``trawl index`` follows).
+        ``live_index_after``: indexable pages past this many are indexed as fetched too."""
         self._parser = parser or Parser(0)
+        self._live_index_after = live_index_after
         self._robots_name = robots_name
         self._store = store
         self._index = index
@@ -222,12 +225,14 @@ class PagePipeline:
         if self._index is None:
             return follow
         if record.indexable:
-            # Indexed once, when the crawl ends (_link_up): by then every link to the
-            # page is known (its anchor text) and the batch step has scored it. An
-            # index document made now would be made again then, at the same cost
-            # (stemming its text), for a few minutes of earlier visibility; until
-            # then a page crawled before keeps its previous document.
+            # Indexed when the crawl ends (_link_up): by then every link to the page is
+            # known (its anchor text) and the batch step has scored it. A document made
+            # now is made again then, at the same cost (stemming its text), so a short
+            # crawl waits; a long one, past live_index_after pages, pays twice for the
+            # rest so that they are searchable within COMMIT_EVERY pages of being found.
             self.indexed_urls.append(record.url)
+            if len(self.indexed_urls) > self._live_index_after:
+                self._index.upsert(record)
         elif record.status < 500:
             # A page that turned into a redirect, a client error or a file leaves the
             # index now. A server error may be an outage: it leaves only when the
@@ -284,7 +289,14 @@ async def crawl(
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
-        pipeline = PagePipeline(store, index, crawl_id, parser, product_token(settings.user_agent))
+        pipeline = PagePipeline(
+            store,
+            index,
+            crawl_id,
+            parser,
+            product_token(settings.user_agent),
+            live_index_after=settings.live_index_after,
+        )
         frontier = Frontier(
             delay=settings.delay,
             host_concurrency=settings.host_concurrency,

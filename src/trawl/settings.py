@@ -124,6 +124,12 @@ class Settings:
     recrawl_hours: float = _setting(
         0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."
     )
+    live_index_after: int = _setting(
+        2000,
+        "A crawl's first pages are indexed once, when it ends; past this many, each page"
+        " is also indexed as it is fetched, so a long crawl becomes searchable as it goes.",
+        0,
+    )
     resource_checks: int = _setting(
         500,
         "Resources (images, scripts, stylesheets...) of crawled pages checked with HEAD"
