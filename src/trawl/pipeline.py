@@ -162,6 +162,7 @@ class PagePipeline:
         crawl_id: int,
         parser: Parser | None = None,
         robots_name: str = "trawlbot",
+        *,
         live_index_after: int = 2000,
     ) -> None:
         """``robots_name``: our product token, which meta tags and X-Robots-Tag may name.
