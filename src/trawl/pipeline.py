@@ -84,6 +84,39 @@ class CrawlOutcome:
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
     samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
 
+    @classmethod
+    def of(
+        cls,
+        crawl_id: int,
+        outcome: str,
+        stats: CrawlStats,
+        started: float,
+        *,
+        indexed: int,
+        pruned: int,
+        resumed_from: int | None = None,
+        resources_checked: int = 0,
+        resources_broken: int = 0,
+    ) -> CrawlOutcome:
+        """The outcome of a run that began at ``started`` (monotonic) with ``stats``."""
+        return cls(
+            crawl_id=crawl_id,
+            outcome=outcome,
+            discovered=stats.discovered,
+            fetched=stats.fetched,
+            ok=stats.ok,
+            failed=stats.failed,
+            blocked=stats.blocked,
+            seconds=time.monotonic() - started,
+            indexed=indexed,
+            pruned=pruned,
+            resumed_from=resumed_from,
+            resources_checked=resources_checked,
+            resources_broken=resources_broken,
+            skipped=dict(stats.skipped),
+            samples=stats.samples,
+        )
+
     @property
     def pages_per_second(self) -> float:
         return self.fetched / self.seconds if self.seconds > 0 else 0.0
@@ -346,20 +379,14 @@ async def crawl(
     finally:
         await parser.close()
         index.close()
-    return CrawlOutcome(
-        crawl_id=crawl_id,
-        outcome=outcome,
-        discovered=stats.discovered,
-        fetched=stats.fetched,
-        ok=stats.ok,
-        failed=stats.failed,
-        blocked=stats.blocked,
+    return CrawlOutcome.of(
+        crawl_id,
+        outcome,
+        stats,
+        started,
         indexed=pipeline.indexed,
         pruned=pruned,
-        seconds=time.monotonic() - started,
         resumed_from=previous.id if previous else None,
-        skipped=dict(stats.skipped),
-        samples=stats.samples,
         resources_checked=len(resources),
         resources_broken=sum(r.broken for r in resources),
     )
@@ -466,20 +493,7 @@ async def work(
             outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
     finally:
         await parser.close()
-    return CrawlOutcome(
-        crawl_id=crawl_id,
-        outcome=outcome,
-        discovered=stats.discovered,
-        fetched=stats.fetched,
-        ok=stats.ok,
-        failed=stats.failed,
-        blocked=stats.blocked,
-        indexed=0,
-        pruned=pruned,
-        seconds=time.monotonic() - started,
-        skipped=dict(stats.skipped),
-        samples=stats.samples,
-    )
+    return CrawlOutcome.of(crawl_id, outcome, stats, started, indexed=0, pruned=pruned)
 
 
 def _close_shared_crawl(
