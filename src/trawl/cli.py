@@ -353,7 +353,7 @@ def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigO
     try:
         settings = _settings(config, data=data, store=store_location)
         with _opened_store(settings) as store:
-            count = rebuild_index(store, settings)
+            count = asyncio.run(rebuild_index(store, settings))
     except TrawlError as e:
         raise _fail(str(e)) from None
     typer.echo(f"indexed {count} pages into {settings.index_path}")
