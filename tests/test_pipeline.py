@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -326,3 +327,25 @@ async def test_pages_past_live_index_after_are_indexed_as_fetched(tmp_path: Path
     finally:
         index.close()
         store.close()
+
+
+async def test_a_pool_started_before_the_crawl_is_used_and_closed(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # `trawl crawl` starts the stage pool before it imports the rest of the crawl.
+    site = serve(fixture_site())
+    settings = settings_for(tmp_path)
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(2)
+    pool.start()
+    started = {p.pid for p in multiprocessing.active_children()} - before
+    assert len(started) == 2
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        outcome = await crawl([site.url("/")], settings, store, pool=pool)
+    finally:
+        store.close()
+    assert outcome.outcome == "complete" and outcome.indexed > 0
+    assert urls_found(settings, "welcome fixture") == [site.url("/")]
+    # The crawl closed the pool it was given: its workers are gone.
+    assert not started & {p.pid for p in multiprocessing.active_children()}

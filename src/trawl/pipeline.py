@@ -230,15 +230,18 @@ async def crawl(
     *,
     fresh: bool = False,
     allow: Sequence[Target] = (),
+    pool: StagePool | None = None,
 ) -> CrawlOutcome:
     """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
 
     A run of the same start URLs that was stopped or killed is resumed unless
     ``fresh``: what it fetched is not fetched again, what it had queued is.
-    ``allow`` names extra private host:port targets (``--allow-host``).
+    ``allow`` names extra private host:port targets (``--allow-host``). ``pool``:
+    a stage pool started earlier (``trawl crawl`` starts it first thing), which the
+    crawl uses and closes; by default one is made for the ``parse_workers`` setting.
     """
     started = time.monotonic()
-    parser = StagePool(workers_for(settings.parse_workers))
+    parser = pool or StagePool(workers_for(settings.parse_workers))
     parser.warm_up()  # before the index writer starts its threads: see warm_up
     try:
         # The writer's lock is also the crawl lock: a crawl still marked running can

@@ -5,6 +5,10 @@ page's text) most of a crawl's end. Run in the event loop's process, either hold
 the GIL away from fetching, storing and indexing; in a pool they run on the other
 cores. The stages themselves stay pure functions: this module only decides where
 they run, and ``pipeline.py`` still decides when.
+
+The stages are imported where they run, not when this module is: ``trawl crawl``
+starts the pool before it imports the rest of the program, so the workers import
+the parser and load the language model while the crawl's own process starts up.
 """
 
 from __future__ import annotations
@@ -20,9 +24,6 @@ from itertools import islice
 from multiprocessing import get_all_start_methods, get_context
 from typing import Any
 
-from trawl.extract import language
-from trawl.extract.html import parse_html
-from trawl.index.documents import index_fields
 from trawl.records import PageRecord, ParsedPage
 
 MAX_WORKERS = 4
@@ -47,7 +48,26 @@ def workers_for(setting: int) -> int:
     return max(1, min(MAX_WORKERS, cpus or 1))
 
 
+def _warm() -> None:
+    """A worker's start-up: the parser's modules and the language model."""
+    from trawl.extract import html, language  # noqa: PLC0415 - see the module's docstring
+    from trawl.index import documents  # noqa: PLC0415, F401
+
+    del html
+    language.preload()
+
+
+def _parse(
+    body: bytes, url: str, content_type: str | None, content_language: str | None
+) -> ParsedPage:
+    from trawl.extract.html import parse_html  # noqa: PLC0415 - see the module's docstring
+
+    return parse_html(body, url, content_type, content_language)
+
+
 def _documents(pages: Sequence[Page]) -> list[Fields]:
+    from trawl.index.documents import index_fields  # noqa: PLC0415 - see the module's docstring
+
     return [index_fields(record, anchors) for record, anchors in pages]
 
 
@@ -70,34 +90,39 @@ class StagePool:
         self._pool: ProcessPoolExecutor | None = None
         self._warming: asyncio.Task[None] | None = None
 
-    def warm_up(self) -> None:
-        """Start the parser's slow start-up beside the crawl's first requests: the
-        worker processes (which load the language model as they start), or, when
-        parsing in this process, the model in a thread. Only where parsing happens.
+    def start(self) -> None:
+        """Start the worker processes now (none: nothing to do), so that their start-up
+        (imports, the language model) overlaps the crawl's own.
 
         Called before anything starts a thread (the index writer does), so that the
         workers can be forked: a forked worker inherits every module this process
         has imported, where a spawned one imports the whole program again first.
         """
-        if self._workers > 0:
+        if self._workers > 0 and self._pool is None:
             fork = "fork" in get_all_start_methods() and threading.active_count() == 1
             pool = self._start_pool("fork" if fork else "spawn")
-            # A pool starts its processes on its first task: give it one now, so the
-            # first page does not wait for a worker's start-up.
-            pool.submit(int)
-        elif self._warming is None:
-            self._warming = asyncio.create_task(asyncio.to_thread(language.preload))
+            # A pool starts its processes as tasks come (a spawning one, one per task
+            # while none is idle): one now for each, so no page waits for a start-up.
+            for _ in range(self._workers):
+                pool.submit(int)
+
+    def warm_up(self) -> None:
+        """``start``, or, when parsing in this process, load the parser's modules and
+        the language model in a thread beside the first requests. In an event loop."""
+        self.start()
+        if self._workers == 0 and self._warming is None:
+            self._warming = asyncio.create_task(asyncio.to_thread(_warm))
 
     async def parse(
         self, body: bytes, url: str, content_type: str | None, content_language: str | None
     ) -> ParsedPage:
         """``parse_html``'s answer for one response."""
         if self._workers == 0:
-            return parse_html(body, url, content_type, content_language)
+            return _parse(body, url, content_type, content_language)
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(
-                self._start_pool(), parse_html, body, url, content_type, content_language
+                self._start_pool(), _parse, body, url, content_type, content_language
             )
         except BrokenProcessPool:
             self._pool = None
@@ -107,8 +132,9 @@ class StagePool:
         """``index_fields`` of each page, in order. ``pages`` is read lazily, a few
         batches ahead of the workers, so a large crawl's pages are never all in memory."""
         if self._workers == 0:
-            for record, anchors in pages:
-                yield index_fields(record, anchors)
+            for own in _batches(pages, DOCUMENT_BATCH):
+                for fields in _documents(own):
+                    yield fields
             return
         ahead = 2 * self._workers
         pending: deque[tuple[list[Page], Future[list[Fields]]]] = deque()
@@ -134,13 +160,18 @@ class StagePool:
         # mid-crawl (after a worker died) is spawned.
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self._workers, mp_context=get_context(method), initializer=language.preload
+                self._workers, mp_context=get_context(method), initializer=_warm
             )
         return self._pool
 
     async def close(self) -> None:
         if self._warming is not None:
             await self._warming
+            self._warming = None
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the workers (again: a no-op), cancelling what they have not begun."""
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
