@@ -20,6 +20,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -57,6 +58,7 @@ same machine; absolute times on this 2-core machine are noise.
 class Run:
     seconds: float
     pages: int
+    cpu: float  # user + system seconds of the crawler and every process it started
 
     @property
     def pages_per_second(self) -> float:
@@ -140,17 +142,23 @@ def static_server(root: Path, kind: str = "python") -> Iterator[str]:
             server.wait(timeout=10)
 
 
-def timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, list[str]]:
-    """Wall seconds for the whole process (startup included) and its stdout lines."""
+def timed(
+    cmd: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, list[str]]:
+    """Wall and CPU seconds for the whole process (startup included; CPU counts the
+    processes it started too, once they are waited for) and its stdout lines."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(
         cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise SystemExit(f"bench: {cmd[0]} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return seconds, lines
+    return seconds, cpu, lines
 
 
 def run_trawl(url: str) -> Run:
@@ -160,16 +168,16 @@ def run_trawl(url: str) -> Run:
     with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
         cmd = [str(BIN / "trawl"), "crawl", url, "--data", str(Path(tmp) / "data")]
         cmd += ["--delay", "0", "--concurrency", "16", "--host-concurrency", "16"]
-        seconds, lines = timed(cmd, Path(tmp), env)
+        seconds, cpu, lines = timed(cmd, Path(tmp), env)
     match = next((m for m in map(TRAWL_SUMMARY.match, lines) if m), None)
     if match is None:
         raise SystemExit(f"bench: no trawl summary line in {lines!r}")
-    return Run(seconds, int(match.group(1)))
+    return Run(seconds, int(match.group(1)), cpu)
 
 
 def run_scrapy(url: str) -> Run:
-    seconds, lines = timed([str(BIN / "python"), str(BENCH / "scrapy_spider.py"), url], ROOT)
-    return Run(seconds, int(lines[-1]))
+    seconds, cpu, lines = timed([str(BIN / "python"), str(BENCH / "scrapy_spider.py"), url], ROOT)
+    return Run(seconds, int(lines[-1]), cpu)
 
 
 def git(*args: str) -> str:
@@ -184,8 +192,8 @@ def cpus() -> int:
 
 def table(results: dict[str, list[Run]]) -> str:
     rows = [
-        "| crawler | work per page | pages | median wall s | median pages/s |",
-        "|---|---|---:|---:|---:|",
+        "| crawler | work per page | pages | median wall s | median CPU s | median pages/s |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     work = {
         "Trawl": "fetch, robots, extract text, store (SQLite), index (Tantivy)",
@@ -194,8 +202,9 @@ def table(results: dict[str, list[Run]]) -> str:
     for name, runs in results.items():
         pages = statistics.median(r.pages for r in runs)
         wall = statistics.median(r.seconds for r in runs)
+        cpu = statistics.median(r.cpu for r in runs)
         rate = statistics.median(r.pages_per_second for r in runs)
-        rows.append(f"| {name} | {work[name]} | {pages:g} | {wall:.2f} | {rate:.1f} |")
+        rows.append(f"| {name} | {work[name]} | {pages:g} | {wall:.2f} | {cpu:.2f} | {rate:.1f} |")
     return "\n".join(rows)
 
 
@@ -281,7 +290,8 @@ def main() -> int:
                 results[name].append(run)
                 print(
                     f"round {n + 1}/{rounds} {name:6} {run.pages:5} pages"
-                    f" {run.seconds:6.2f}s {run.pages_per_second:6.1f} pages/s"
+                    f" {run.seconds:6.2f}s (CPU {run.cpu:5.2f}s)"
+                    f" {run.pages_per_second:6.1f} pages/s"
                     f" (load {loads[-1]:.2f})",
                     flush=True,
                 )

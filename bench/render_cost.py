@@ -51,11 +51,11 @@ def crawl(url: str, *, render: bool) -> Run:
         cmd = [str(BIN / "trawl"), "crawl", url, "--data", str(Path(tmp) / "data")]
         cmd += ["--delay", "0", "--concurrency", "8", "--max-pages", str(PAGES)]
         cmd += ["--render" if render else "--no-render"]
-        seconds, lines = timed(cmd, Path(tmp), env)
+        seconds, cpu, lines = timed(cmd, Path(tmp), env)
     match = next((m for m in map(TRAWL_SUMMARY.match, lines) if m), None)
     if match is None:
         raise SystemExit(f"bench: no trawl summary line in {lines!r}")
-    return Run(seconds, int(match.group(1)))
+    return Run(seconds, int(match.group(1)), cpu)
 
 
 async def ours(urls: list[str], allowed: frozenset[tuple[str, int]]) -> float:
