@@ -145,6 +145,24 @@ def test_a_killed_workers_urls_are_taken_by_another(
         store.close()
 
 
+def test_a_page_slower_than_a_lease_is_not_fetched_twice(
+    serve: Serve, postgres_url: str, tmp_path: Path
+) -> None:
+    # A lease of one second and pages that take three: a lease that ran out while its
+    # worker still waited for the page would hand the page to the other worker.
+    site = linked_site(serve, 4, response_delay=3.0)
+    options = ("--delay", "0", "--concurrency", "4", "--host-concurrency", "4", "--lease", "1")
+    workers = [
+        start_worker(postgres_url, site.url("/"), name, *options, cwd=tmp_path)
+        for name in ("worker-a", "worker-b")
+    ]
+    for worker in workers:
+        finish(worker)
+    fetched = Counter(path for _, path, _ in page_requests(site))
+    assert set(fetched) == {"/", "/p0", "/p1", "/p2", "/p3"}
+    assert max(fetched.values()) == 1, fetched.most_common(3)
+
+
 def test_index_is_built_from_postgres_and_a_server_sees_new_commits(
     postgres_url: str, tmp_path: Path
 ) -> None:

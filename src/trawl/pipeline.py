@@ -27,7 +27,7 @@ from trawl.corpus import update_signals
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier, Frontier
 from trawl.crawl.shared_frontier import SharedFrontier
-from trawl.errors import InvalidUrl, RenderError
+from trawl.errors import InvalidUrl, RenderError, StoreError
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
@@ -411,22 +411,38 @@ async def work(
             host_concurrency=settings.host_concurrency,
             lease=settings.lease,
         )
-        stats, outcome = await _run(
-            start_urls=starts,
-            resume=(),
-            settings=settings,
-            frontier=frontier,
-            pipeline=pipeline,
-            on_progress=None,
-            on_crawler=on_crawler,
-            allow=allow,
-        )
+        renewing = asyncio.create_task(_renew_leases(frontier, settings.lease))
+        try:
+            stats, outcome = await _run(
+                start_urls=starts,
+                resume=(),
+                settings=settings,
+                frontier=frontier,
+                pipeline=pipeline,
+                on_progress=None,
+                on_crawler=on_crawler,
+                allow=allow,
+            )
+        finally:
+            renewing.cancel()
         pruned = 0
         if outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
             outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
     finally:
         await parser.close()
     return CrawlOutcome.of(crawl_id, outcome, stats, started, indexed=0, pruned=pruned)
+
+
+async def _renew_leases(frontier: SharedFrontier, lease: float) -> None:
+    """Renew the worker's leases every third of a lease while it crawls."""
+    while True:
+        await asyncio.sleep(lease / 3)
+        try:
+            frontier.renew()
+        except StoreError:
+            # The store is out of reach for now: the next renewal may get through
+            # before the leases run out, and the crawl itself will meet the error.
+            continue
 
 
 def _close_shared_crawl(

@@ -45,8 +45,8 @@ class Settings:
     )
     lease: float = _setting(
         120.0,
-        "Seconds a worker holds a frontier URL; a killed worker's URLs go to others after"
-        " this. Keep it above timeout.",
+        "Seconds a frontier URL's lease lasts; a live worker renews it every third of that,"
+        " a killed worker's URLs go to others when it runs out.",
         1,
     )
     user_agent: str = _setting(

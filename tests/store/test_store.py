@@ -318,6 +318,19 @@ def test_an_expired_lease_goes_to_another_worker(store: Store) -> None:
     assert {i.url for i in taken if i} == {"https://a.example/1", "https://a.example/2"}
 
 
+def test_a_renewed_lease_is_kept_and_only_its_owners(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1", "https://b.example/1")
+    mine = claim(store, crawl_id, "alive", lease=0.2)
+    theirs = claim(store, crawl_id, "dead", lease=0.2)
+    assert mine is not None and theirs is not None
+    store.frontier_renew(crawl_id, "alive", lease=60.0)
+    time.sleep(0.3)  # both first leases have run out; only "alive" renewed
+
+    taken = [claim(store, crawl_id, "other"), claim(store, crawl_id, "other")]
+
+    assert [i.url for i in taken if i] == [theirs.url]
+
+
 def test_a_page_saved_by_a_worker_that_died_is_taken_again(store: Store) -> None:
     # Saved, but killed before releasing: the links it found may never have been queued.
     crawl_id = shared_frontier(store, "https://a.example/1")

@@ -7,6 +7,7 @@ all workers: every host's next allowed start time lives in the store. A
 lease expires: when a worker is killed, the URLs it held go to the others.
 A lease is released only in ``done``, after the page is saved and its links
 are queued; a page saved by a worker that died before that is taken again.
+A live worker renews its leases (``renew``), so only a dead worker's expire.
 
 URLs reach the store through the sink's ``admitted`` (the pipeline writes
 every admitted URL to the store's frontier, as it does for an embedded crawl
@@ -37,6 +38,8 @@ class LeaseStore(Protocol):
     ) -> CrawlUrl | None: ...
 
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None: ...
+
+    def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None: ...
 
     def frontier_retry(
         self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float
@@ -104,6 +107,13 @@ class SharedFrontier:
     def done(self, item: CrawlUrl, now: float) -> None:
         self._in_flight -= 1
         self._store.frontier_release(self._crawl_id, item.url, self._owner)
+
+    def renew(self) -> None:
+        """Extend this worker's leases by a whole lease. The worker calls it every
+        third of a lease, so a page that takes longer than one (a slow server, a
+        chain of redirects) is never handed to another worker while it is fetched."""
+        if self._in_flight:
+            self._store.frontier_renew(self._crawl_id, self._owner, lease=self._lease)
 
     def retry(self, item: CrawlUrl, not_before: float) -> None:
         wait = max(0.0, not_before - self._clock())

@@ -97,6 +97,10 @@ class Store(Protocol):
 
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None: ...
 
+    def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
+        """Extend every lease ``owner`` holds to ``lease`` seconds from now."""
+        ...
+
     def frontier_retry(self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float) -> None:
         """Put a leased URL back and hold its host ``not_before`` seconds (429, 503)."""
         ...

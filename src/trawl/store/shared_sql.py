@@ -48,6 +48,8 @@ LIMIT 1
 """  # noqa: S608 - constant text only
 LEASE = "UPDATE frontier SET lease_owner = ?, lease_until = ? WHERE crawl_id = ? AND url = ?"
 BOOK_HOST = "UPDATE host_slots SET next_time = ? WHERE host = ?"
+# Parameters: lease_until, crawl_id, owner.
+RENEW = "UPDATE frontier SET lease_until = ? WHERE crawl_id = ? AND lease_owner = ?"
 RELEASE = (
     "UPDATE frontier SET lease_owner = NULL, lease_until = NULL"
     " WHERE crawl_id = ? AND url = ? AND lease_owner = ?"

@@ -291,6 +291,9 @@ class SQLiteStore:
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
         self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
 
+    def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
+        self._db.execute(shared_sql.RENEW, (self._now() + lease, crawl_id, owner))
+
     def frontier_retry(self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float) -> None:
         with self._transaction("IMMEDIATE"):
             self._db.execute(shared_sql.RETRY, (item.retries, crawl_id, item.url, owner))
