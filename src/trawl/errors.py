@@ -87,6 +87,10 @@ class Unauthorized(ServiceError):
     """An admin request without a valid API key."""
 
 
+class Forbidden(ServiceError):
+    """A request the server will not act on: an admin form posted from another site."""
+
+
 class NotFound(ServiceError):
     """The site, page or key named does not exist."""
 

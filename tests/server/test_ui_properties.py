@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -80,3 +81,33 @@ def test_forms_without_a_login_change_nothing(client: TestClient) -> None:
     finally:
         client.cookies.set(COOKIE, key)
     assert "evil.example" not in client.get("/admin").text
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Referer": "http://testserver.evil.example/admin"},
+        {"Origin": "http://testserver:8080"},  # another port is another origin
+    ],
+)
+def test_forms_posted_from_another_site_change_nothing(
+    client: TestClient, origin: dict[str, str]
+) -> None:
+    # The login cookie is valid: only the page the form came from is wrong.
+    response = client.post("/admin/sites", data={"url": "https://forged.example/"}, headers=origin)
+    assert response.status_code == 403
+    assert "another site" in response.text
+    assert client.post("/admin/crawl/stop", headers=origin).status_code == 403
+    assert client.post("/admin/logout", headers=origin).status_code == 403
+    assert "forged.example" not in client.get("/admin").text
+
+
+def test_forms_posted_from_the_server_s_own_pages_are_taken(client: TestClient) -> None:
+    # TestClient's requests go to host "testserver"; a browser on the admin page names it.
+    for headers in ({"Origin": "http://testserver"}, {"Referer": "http://testserver/admin"}, {}):
+        url = "https://own-" + ("-".join(sorted(headers)) or "none").lower() + ".example/"
+        response = client.post("/admin/sites", data={"url": url}, headers=headers)
+        assert response.status_code == 303 and "err=" not in response.headers["location"]
+        assert urlsplit(url).hostname in client.get("/admin").text

@@ -7,7 +7,8 @@ digest is looked up directly, so no comparison leaks timing about a key.
 An admin request carries its key in the ``X-API-Key`` header (or
 ``Authorization: Bearer``); the browser UI keeps it in an HttpOnly,
 SameSite=Strict cookie after the login form, which also keeps other sites
-from posting forms with it.
+from posting forms with it (and ui.py refuses a form whose Origin is not the
+server's own, for sibling hosts of the same site).
 """
 
 from __future__ import annotations

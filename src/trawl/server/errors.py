@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from trawl.errors import (
     ConfigError,
     Conflict,
+    Forbidden,
     InvalidUrl,
     NotFound,
     QueryError,
@@ -36,6 +37,7 @@ STATUS: tuple[tuple[type[TrawlError], int], ...] = (
     (InvalidUrl, 400),
     (ConfigError, 400),  # a crawl option out of bounds, say
     (Unauthorized, 401),
+    (Forbidden, 403),
     (NotFound, 404),
     (Conflict, 409),
     (RequestTooLarge, 413),

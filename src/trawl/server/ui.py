@@ -10,13 +10,13 @@ import math
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from trawl.errors import RateLimited, TrawlError, Unauthorized
+from trawl.errors import Forbidden, RateLimited, TrawlError, Unauthorized
 from trawl.records import REPORT_SORTS, ReportQuery
 from trawl.server import api_admin, auth, report
 from trawl.server.api_search import SORTS, run_search
@@ -118,6 +118,8 @@ def login_page(request: Request) -> HTMLResponse:
 
 @router.post("/admin/login", response_model=None)
 def login(request: Request, key: Annotated[str, Form(max_length=200)]) -> Response:
+    if _cross_site(request):
+        return _error_page(request, Forbidden(CROSS_SITE))
     ctx = context_of(request)
     try:
         with ctx.store() as store:
@@ -136,15 +138,39 @@ def login(request: Request, key: Annotated[str, Form(max_length=200)]) -> Respon
     return response
 
 
-@router.post("/admin/logout")
-def logout() -> RedirectResponse:
+@router.post("/admin/logout", response_model=None)
+def logout(request: Request) -> Response:
+    if _cross_site(request):
+        return _error_page(request, Forbidden(CROSS_SITE))
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(auth.COOKIE)
     return response
 
 
+CROSS_SITE = "this form was posted from another site"
+
+
+def _cross_site(request: Request) -> bool:
+    """Whether a posted form came from a page of another origin.
+
+    The session cookie is SameSite=Strict, so a browser does not send it with a
+    form posted from another site; a sibling host of the same site would still
+    get it sent. Browsers name the page's origin in every POST (Origin, else
+    Referer): one that is not this server's own host is refused. A client that
+    sends neither is no browser, so it carries no one else's cookie.
+    """
+    source = request.headers.get("origin") or request.headers.get("referer")
+    if source is None:
+        return False
+    host = request.headers.get("host", "").lower()
+    # "null" (a sandboxed or privacy-stripped origin) has no host: refused.
+    return urlsplit(source).netloc.lower() != host or not host
+
+
 def _admin(request: Request) -> Context | Response:
     """The context for an admin page, or the response that replaces the page."""
+    if request.method == "POST" and _cross_site(request):
+        return _error_page(request, Forbidden(CROSS_SITE))
     ctx = context_of(request)
     try:
         ctx.admin_key(request, cookie=True)
