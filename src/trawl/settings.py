@@ -98,7 +98,7 @@ class Settings:
         6, "Coverage applies to queries of at most this many counted words (long ones: no).", 0
     )
     proximity_boost: float = _setting(
-        0.0, "Weight of adjacent query words found near each other (3 words apart at most)."
+        0.1, "Weight of adjacent query words found near each other (3 words apart at most)."
     )
     exact_bonus: float = _setting(
         0.5, "Score times 1 + this when the joined query is in the host or URL path.", 0, 100

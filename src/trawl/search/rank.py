@@ -5,7 +5,8 @@
 coverage is the share of the query's own words the page holds (as a stem, a
 plain form, or inside a joined URL form in its host or path): seed 002's
 answer to a page that repeats one word. Words on most pages (df over half the
-index, the stop words of any language) are not counted. exact: the whole
+index) and the stop words of the query's languages (analysis/stopwords.py) are
+not counted. exact: the whole
 query, joined, is in the host or the URL path (annehathaway.com, /sql-vacuum).
 Navigational matches, a site's home page whose host names the query or a page
 titled exactly the query, are put first.
@@ -42,6 +43,7 @@ class QueryShape:
     originals: tuple[str, ...]  # folded query words, once each
     lookups: tuple[tuple[str, ...], ...]  # per original word: its stems and plain form
     counted: tuple[bool, ...]  # per original word: does it count for coverage
+    length: int  # words the query's length is measured in: all but those on most pages
     joined_forms: tuple[str, ...]  # URL forms of adjacent words
     title_key: int  # index/documents.title_key of the words: a page titled exactly the query
 
@@ -51,8 +53,12 @@ class QueryShape:
 
 
 def coverage_applies(shape: QueryShape, weights: RankWeights) -> bool:
-    counted = sum(shape.counted)
-    return bool(weights.coverage_power) and 0 < counted <= weights.coverage_max_words
+    # The length counts stop words too: a long question is not made short by its "the"s.
+    return (
+        bool(weights.coverage_power)
+        and any(shape.counted)
+        and shape.length <= weights.coverage_max_words
+    )
 
 
 def pages_needed(
