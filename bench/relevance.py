@@ -3,8 +3,9 @@
 For SciFact, NFCorpus (our copy), Cranfield, CISI and CACM: Trawl through its
 own indexing and search path (`trawl eval`), and bm25s (k1=1.5, b=0.75, the
 Elasticsearch variant) over the same tokenizer (trawl.analysis: words and the
-other spellings of compounds, Snowball English, folding). Metrics from ir-measures for both. On SciFact also: indexing
-documents/s, top-10 queries/s, p50 and p99 latency, one query at a time.
+other spellings of compounds, Snowball English, folding). Metrics from
+ir-measures for both. On SciFact also: indexing documents/s, top-10
+queries/s, p50 and p99 latency, one query at a time.
 
 Speed is measured interleaved, because the machine is shared and its load
 swings within seconds: indexing alternates engine by engine over several

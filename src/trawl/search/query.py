@@ -132,16 +132,16 @@ def parse_query(text: str, *, syntax: bool = True) -> ParsedQuery:
     parser = _Parser(rest)
     try:
         expr = _simplify(parser.parse())
-        variants = parser.variants
+        spellings = parser.variants
     except _SyntaxProblem:
         fallback = True
         expr = _words_only([w.lower() for w in _WORD.findall(" ".join(rest))][:MAX_WORDS])
-        variants = variant_words(" ".join(rest))
+        spellings = variant_words(" ".join(rest))
     return ParsedQuery(
         text=text.strip(),
         expr=expr,
         words=tuple(_positive_words(expr))[:MAX_WORDS] if expr else (),
-        variants=tuple(variants[:MAX_WORDS]) if expr else (),
+        variants=tuple(spellings[:MAX_WORDS]) if expr else (),
         sites=tuple(sites),
         lang=lang,
         after=dates.get("after"),

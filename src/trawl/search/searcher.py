@@ -184,8 +184,7 @@ def _shape(reader: IndexReader, planned: Plan, languages: Sequence[str | None]) 
         for stems in planned.stems
     ]
     counted = tuple(
-        r and not is_stop_word(w, languages)
-        for r, w in zip(rare, planned.originals, strict=True)
+        r and not is_stop_word(w, languages) for r, w in zip(rare, planned.originals, strict=True)
     )
     originals = tuple(fold(w) for w in planned.originals)
     return QueryShape(
