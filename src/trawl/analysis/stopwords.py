@@ -12,8 +12,12 @@ counts (a word on most pages) still catch its commonest words.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Iterable
 from functools import cache
+from pathlib import Path
+from types import ModuleType
 
 from trawl.analysis.text import fold, language_code
 
@@ -33,10 +37,27 @@ def stop_words(lang: str | None) -> frozenset[str]:
     name = _LISTS.get(language_code(lang))
     if name is None:
         return frozenset()
-    # Imported when first needed: bm25s's package brings numpy and scipy along.
-    from bm25s import stopwords  # noqa: PLC0415
+    return frozenset(fold(w.lower()) for w in getattr(_bm25s_stopwords(), name))
 
-    return frozenset(fold(w.lower()) for w in getattr(stopwords, name))
+
+@cache
+def _bm25s_stopwords() -> ModuleType:
+    """bm25s's module of lists, read alone: importing the package loads scipy (0.3 s, measured),
+    a cost every one-off `trawl search` would pay for a few tuples of words."""
+    found = importlib.util.find_spec("bm25s")  # finds the package without running it
+    folder = (found.submodule_search_locations or [None])[0] if found else None
+    spec = (
+        importlib.util.spec_from_file_location(
+            "trawl_bm25s_stopwords", Path(folder) / "stopwords.py"
+        )
+        if folder
+        else None
+    )
+    if spec is None or spec.loader is None or not Path(spec.origin or "").is_file():
+        return importlib.import_module("bm25s.stopwords")  # another layout: the plain way
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def is_stop_word(word: str, languages: Iterable[str | None]) -> bool:

