@@ -45,15 +45,10 @@ def _bm25s_stopwords() -> ModuleType:
     """bm25s's module of lists, read alone: importing the package loads scipy (0.3 s, measured),
     a cost every one-off `trawl search` would pay for a few tuples of words."""
     found = importlib.util.find_spec("bm25s")  # finds the package without running it
-    folder = (found.submodule_search_locations or [None])[0] if found else None
-    spec = (
-        importlib.util.spec_from_file_location(
-            "trawl_bm25s_stopwords", Path(folder) / "stopwords.py"
-        )
-        if folder
-        else None
-    )
-    if spec is None or spec.loader is None or not Path(spec.origin or "").is_file():
+    folders = list(found.submodule_search_locations or []) if found else []
+    path = Path(folders[0]) / "stopwords.py" if folders else None
+    spec = importlib.util.spec_from_file_location("trawl_bm25s_stopwords", path) if path else None
+    if path is None or not path.is_file() or spec is None or spec.loader is None:
         return importlib.import_module("bm25s.stopwords")  # another layout: the plain way
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
