@@ -90,7 +90,7 @@ class Settings:
     lookup_boost: float = _setting(
         1.0, "Weight of joined query words (annehathaway) matched in host and URL tokens."
     )
-    rerank_depth: int = _setting(30, "Best BM25F matches the second stage reorders.", 1, 10_000)
+    rerank_depth: int = _setting(15, "Best BM25F matches the second stage reorders.", 1, 10_000)
     coverage_power: float = _setting(
         2.0, "Score times (matched query words / all query words) to this power.", 0, 100
     )
