@@ -100,6 +100,9 @@ class Settings:
     proximity_boost: float = _setting(
         0.1, "Weight of adjacent query words found near each other (3 words apart at most)."
     )
+    proximity_max_words: int = _setting(
+        6, "Proximity applies to queries of at most this many words, stop words aside.", 0
+    )
     exact_bonus: float = _setting(
         0.5, "Score times 1 + this when the joined query is in the host or URL path.", 0, 100
     )

@@ -57,9 +57,18 @@ def word_node(word: str, languages: Languages) -> Word:
 
 
 def plan(
-    query: ParsedQuery, languages: Languages, proximity: float = 0.0, everywhere: Languages = ()
+    query: ParsedQuery,
+    languages: Languages,
+    proximity: float = 0.0,
+    everywhere: Languages = (),
+    *,
+    proximity_max_words: int = 6,
 ) -> Plan:
-    """``everywhere``: every language the index holds, for the cascade's last step."""
+    """``everywhere``: every language the index holds, for the cascade's last step.
+
+    Proximity pairs are made for queries of at most ``proximity_max_words`` words
+    (stop words aside): a long query's pairs cost the engine more than they earn.
+    """
     filters = Filters(
         sites=query.sites,
         lang=query.lang,
@@ -78,7 +87,7 @@ def plan(
     extra += tuple(word_node(w, languages) for w in query.variants)
     # Stop words are skipped: "stool size and breast" pairs size with breast, within the slop.
     content = [w for w in query.words if not is_stop_word(w, languages)]
-    if proximity > 0 and len(content) > 1:
+    if proximity > 0 and 1 < len(content) <= proximity_max_words:
         first = [word_stems(w, languages)[0] for w in content]
         pairs = tuple(dict.fromkeys(itertools.pairwise(first)))
         extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity))

@@ -93,7 +93,13 @@ def rank(
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
-    planned = plan(query, languages, settings.proximity_boost, reader.languages())
+    planned = plan(
+        query,
+        languages,
+        settings.proximity_boost,
+        reader.languages(),
+        proximity_max_words=settings.proximity_max_words,
+    )
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
     if by_date:
