@@ -113,3 +113,19 @@ def test_a_compound_is_found_however_it_is_spelled(tmp_path: Path) -> None:
     for query in ("il6", "IL-6", "il 6"):
         found = {h.url for h in search(reader, query, settings).hits}
         assert found == {"https://notes.example/0", "https://notes.example/1"}, query
+
+
+def test_without_a_page_holding_every_word_the_engine_order_stands(tmp_path: Path) -> None:
+    # The rare word's page outscores the one with two common words; counting words would
+    # reverse them, though neither page holds all three.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    writer.upsert(_page(0, "gamma gamma"))
+    writer.upsert(_page(1, "alpha beta and a few more words about them"))
+    for n in range(2, 10):
+        writer.upsert(_page(n, f"alpha beta note {n}"))
+    for n in range(10, 24):
+        writer.upsert(_page(n, f"unrelated note {n}"))
+    writer.close()
+    page = search(IndexReader(settings.index_path), "alpha beta gamma", settings)
+    assert page.hits[0].url == "https://notes.example/0"
