@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from fixture_sites import Route, SiteServer, html_page
-from trawl.extract.html import parse_html
 from trawl.index.tantivy_index import IndexReader, IndexWriter
-from trawl.pipeline import CrawlOutcome, PagePipeline, Parser, crawl, rebuild_index
+from trawl.pipeline import CrawlOutcome, PagePipeline, crawl, rebuild_index
 from trawl.records import CrawlUrl, FetchResult
 from trawl.search.searcher import search
 from trawl.settings import Settings
+from trawl.stage_pool import StagePool
 from trawl.store.sqlite import SQLiteStore
 
 Serve = Callable[[dict[str, Route]], SiteServer]
@@ -164,7 +164,7 @@ async def test_rebuild_index_from_store(serve: Serve, tmp_path: Path) -> None:
     outcome = await run(settings, site.url("/"))
 
     store = SQLiteStore(settings.sqlite_path)
-    count = rebuild_index(store, settings)
+    count = await rebuild_index(store, settings)
     store.close()
 
     assert count == outcome.indexed
@@ -304,25 +304,6 @@ async def test_a_page_that_turns_unindexable_leaves_the_index(
         assert target is not None and target.indexability == "Indexable"
 
 
-async def test_warm_up_starts_the_parser_process_before_the_first_page() -> None:
-    before = {p.pid for p in multiprocessing.active_children()}
-    parser = Parser(1)
-    parser.warm_up()
-    try:
-        # The process exists before any page is parsed: its start-up (forked when this
-        # process has one thread, spawned otherwise) overlaps the first requests.
-        started = [p for p in multiprocessing.active_children() if p.pid not in before]
-        assert len(started) == 1
-        body = html_page("Parsed apart", "<p>Okapis live in the forest of Ituri.</p>").body
-        url = "http://127.0.0.1:1/okapi"
-        pooled = await parser.parse(body, url, "text/html; charset=utf-8", None)
-        assert pooled == parse_html(body, url, "text/html; charset=utf-8", None)
-        assert pooled.text == "Okapis live in the forest of Ituri."
-    finally:
-        await parser.close()
-    assert not [p for p in multiprocessing.active_children() if p.pid not in before]
-
-
 async def test_pages_past_live_index_after_are_indexed_as_fetched(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path / "data")
     settings.data.mkdir()
@@ -330,7 +311,7 @@ async def test_pages_past_live_index_after_are_indexed_as_fetched(tmp_path: Path
     index = IndexWriter(settings.index_path, fresh=True)
     base = "http://example.test/"
     crawl_id = store.begin_crawl([base])
-    pipeline = PagePipeline(store, index, crawl_id, Parser(0), live_index_after=2)
+    pipeline = PagePipeline(store, index, crawl_id, StagePool(0), live_index_after=2)
     try:
         for n in range(5):
             url = f"{base}page-{n}"
@@ -346,3 +327,25 @@ async def test_pages_past_live_index_after_are_indexed_as_fetched(tmp_path: Path
     finally:
         index.close()
         store.close()
+
+
+async def test_a_pool_started_before_the_crawl_is_used_and_closed(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # `trawl crawl` starts the stage pool before it imports the rest of the crawl.
+    site = serve(fixture_site())
+    settings = settings_for(tmp_path)
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(2)
+    pool.start()
+    started = {p.pid for p in multiprocessing.active_children()} - before
+    assert len(started) == 2
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        outcome = await crawl([site.url("/")], settings, store, pool=pool)
+    finally:
+        store.close()
+    assert outcome.outcome == "complete" and outcome.indexed > 0
+    assert urls_found(settings, "welcome fixture") == [site.url("/")]
+    # The crawl closed the pool it was given: its workers are gone.
+    assert not started & {p.pid for p in multiprocessing.active_children()}

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -21,6 +21,9 @@ from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import ConfigError, TrawlError
 from trawl.settings import Settings
 from trawl.store.base import Store
+
+if TYPE_CHECKING:
+    from trawl.stage_pool import StagePool
 
 app = typer.Typer(
     add_completion=False,
@@ -120,11 +123,60 @@ def crawl(
 
     Running the same command again after Ctrl-C or a crash resumes the crawl.
     """
+    from trawl.stage_pool import StagePool, workers_for
+
+    try:
+        settings = _settings(config, data=data, store=store_location)
+    except TrawlError as e:
+        raise _fail(str(e)) from None
+    # First: the parser's workers import their modules and load the language model
+    # while this process imports the rest of the crawl.
+    pool = StagePool(workers_for(settings.parse_workers))
+    pool.start()
+    try:
+        _crawl(
+            urls,
+            settings,
+            pool,
+            max_pages=max_pages,
+            max_depth=max_depth,
+            max_per_host=max_per_host,
+            scope=scope,
+            speed=speed,
+            concurrency=concurrency,
+            delay=delay,
+            host_concurrency=host_concurrency,
+            allow_host=allow_host,
+            resume=resume,
+            fresh=fresh,
+            render=render,
+        )
+    finally:
+        pool.shutdown()
+
+
+def _crawl(
+    urls: list[str] | None,
+    settings: Settings,
+    pool: StagePool,
+    *,
+    max_pages: int | None,
+    max_depth: int | None,
+    max_per_host: int | None,
+    scope: str | None,
+    speed: str | None,
+    concurrency: int | None,
+    delay: float | None,
+    host_concurrency: int | None,
+    allow_host: list[str] | None,
+    resume: bool,
+    fresh: bool,
+    render: bool | None,
+) -> None:
     from trawl.pipeline import crawl as run_crawl
     from trawl.store import open_store
 
     try:
-        settings = _settings(config, data=data, store=store_location)
         if speed is not None:
             if speed not in SPEED_PRESETS:
                 raise ConfigError(f"--speed must be one of {', '.join(SPEED_PRESETS)}")
@@ -174,7 +226,14 @@ def crawl(
         with progress:
             outcome = asyncio.run(
                 run_crawl(
-                    starts, settings, store, on_progress, on_crawler, fresh=fresh, allow=allowed
+                    starts,
+                    settings,
+                    store,
+                    on_progress,
+                    on_crawler,
+                    fresh=fresh,
+                    allow=allowed,
+                    pool=pool,
                 )
             )
     except TrawlError as e:
@@ -353,7 +412,7 @@ def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigO
     try:
         settings = _settings(config, data=data, store=store_location)
         with _opened_store(settings) as store:
-            count = rebuild_index(store, settings)
+            count = asyncio.run(rebuild_index(store, settings))
     except TrawlError as e:
         raise _fail(str(e)) from None
     typer.echo(f"indexed {count} pages into {settings.index_path}")

@@ -17,14 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_all_start_methods, get_context
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -33,16 +28,15 @@ from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier, Frontier
 from trawl.crawl.shared_frontier import SharedFrontier
 from trawl.errors import InvalidUrl, RenderError
-from trawl.extract import language
-from trawl.extract.html import parse_html
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.net.header_check import check_many
-from trawl.records import CrawlUrl, FetchResult, HeaderCheck, Link, ParsedPage, ResourceCheck
+from trawl.records import CrawlUrl, FetchResult, HeaderCheck, Link, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
+from trawl.stage_pool import Page, StagePool, workers_for
 from trawl.store.base import Store
 from trawl.understand.eviction import (
     EvictionRules,
@@ -122,69 +116,6 @@ class CrawlOutcome:
         return self.fetched / self.seconds if self.seconds > 0 else 0.0
 
 
-class Parser:
-    """Runs ``parse_html``, in worker processes when ``workers`` > 0.
-
-    Parsing is most of a crawl's CPU time. In the event loop's process it holds
-    the GIL away from fetching, storing and indexing; in a pool it runs on
-    another core. A worker that dies (a parser crash on a hostile page) fails
-    that page only: the pool is made anew for the next one.
-    """
-
-    def __init__(self, workers: int) -> None:
-        self._workers = workers
-        self._pool: ProcessPoolExecutor | None = None
-        self._warming: asyncio.Task[None] | None = None
-
-    def warm_up(self) -> None:
-        """Start the parser's slow start-up beside the crawl's first requests: the
-        worker processes (which load the language model as they start), or, when
-        parsing in this process, the model in a thread. Only where parsing happens.
-
-        Called before anything starts a thread (the index writer does), so that the
-        workers can be forked: a forked worker inherits every module this process
-        has imported, where a spawned one imports the whole program again first.
-        """
-        if self._workers > 0:
-            fork = "fork" in get_all_start_methods() and threading.active_count() == 1
-            pool = self._start_pool("fork" if fork else "spawn")
-            # A pool starts its processes on its first task: give it one now, so the
-            # first page does not wait for a worker's start-up.
-            pool.submit(int)
-        elif self._warming is None:
-            self._warming = asyncio.create_task(asyncio.to_thread(language.preload))
-
-    async def parse(
-        self, body: bytes, url: str, content_type: str | None, content_language: str | None
-    ) -> ParsedPage:
-        if self._workers == 0:
-            return parse_html(body, url, content_type, content_language)
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(
-                self._start_pool(), parse_html, body, url, content_type, content_language
-            )
-        except BrokenProcessPool:
-            self._pool = None
-            raise
-
-    def _start_pool(self, method: str = "spawn") -> ProcessPoolExecutor:
-        # Only a single-threaded process may fork safely, so a pool made anew
-        # mid-crawl (after a worker died) is spawned.
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self._workers, mp_context=get_context(method), initializer=language.preload
-            )
-        return self._pool
-
-    async def close(self) -> None:
-        if self._warming is not None:
-            await self._warming
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-
-
 class PagePipeline:
     """Receives every crawl event, keeps store and index in step."""
 
@@ -193,7 +124,7 @@ class PagePipeline:
         store: Store,
         index: IndexWriter | None,
         crawl_id: int,
-        parser: Parser | None = None,
+        parser: StagePool | None = None,
         robots_name: str = "trawlbot",
         *,
         live_index_after: int = 2000,
@@ -201,7 +132,7 @@ class PagePipeline:
         """``robots_name``: our product token, which meta tags and X-Robots-Tag may name.
         ``index`` None: pages go to the store only (workers; ``trawl index`` follows).
         ``live_index_after``: indexable pages past this many are indexed as fetched too."""
-        self._parser = parser or Parser(0)
+        self._parser = parser or StagePool(0)
         self._live_index_after = live_index_after
         self._robots_name = robots_name
         self._store = store
@@ -299,16 +230,18 @@ async def crawl(
     *,
     fresh: bool = False,
     allow: Sequence[Target] = (),
+    pool: StagePool | None = None,
 ) -> CrawlOutcome:
     """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
 
     A run of the same start URLs that was stopped or killed is resumed unless
     ``fresh``: what it fetched is not fetched again, what it had queued is.
-    ``allow`` names extra private host:port targets (``--allow-host``).
+    ``allow`` names extra private host:port targets (``--allow-host``). ``pool``:
+    a stage pool started earlier (``trawl crawl`` starts it first thing), which the
+    crawl uses and closes; by default one is made for the ``parse_workers`` setting.
     """
     started = time.monotonic()
-    workers = settings.parse_workers
-    parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
+    parser = pool or StagePool(workers_for(settings.parse_workers))
     parser.warm_up()  # before the index writer starts its threads: see warm_up
     try:
         # The writer's lock is also the crawl lock: a crawl still marked running can
@@ -367,9 +300,10 @@ async def crawl(
             resources = await check_resources(
                 store, crawl_id, settings, _allowed(start_urls, allow)
             )
-        pruned = _finish(
+        pruned = await _finish(
             store,
             index,
+            parser,
             crawl_id,
             start_urls=start_urls,
             stats=stats,
@@ -460,8 +394,7 @@ async def work(
     workers). Several may do so at the end; each step gives the same result twice.
     """
     started = time.monotonic()
-    workers = settings.parse_workers
-    parser = Parser(workers if workers >= 0 else min(4, (os.cpu_count() or 1) - 1))
+    parser = StagePool(workers_for(settings.parse_workers))
     parser.warm_up()
     try:
         crawl_id = store.join_crawl(start_urls)
@@ -597,7 +530,9 @@ async def check_external_headers(
     return await check_many(urls, user_agent=settings.user_agent, allowed=frozenset(allow))
 
 
-def _link_up(store: Store, index: IndexWriter, indexed_urls: Sequence[str]) -> None:
+async def _link_up(
+    store: Store, index: IndexWriter, pool: StagePool, indexed_urls: Sequence[str]
+) -> None:
     """The corpus batch step (authority, duplicates, "Discussed on"), then the index
     brought in line with it: the indexable pages of this crawl (and of the run it
     resumes) are indexed, once, with the anchor text of every link to them and their
@@ -605,20 +540,33 @@ def _link_up(store: Store, index: IndexWriter, indexed_urls: Sequence[str]) -> N
     leave. A page that is not indexable was dealt with when it was fetched (a server
     error waits for _finish), so it is left alone here."""
     report = update_signals(store)
+    searchable: list[str] = []
     for url in dict.fromkeys([*indexed_urls, *report.changed]):
         record = store.page(url)
         if record is None or (record.indexable and not record.searchable):
             index.delete(url)
         elif record.searchable:
-            index.upsert(record, store.anchors_to(url))
+            searchable.append(url)
+    # Documents are built by the stage pool's workers (stemming every page's text is
+    # most of this step), while this process reads the next pages and feeds the index.
+    async for fields in pool.documents(_pages_with_anchors(store, searchable)):
+        index.upsert_fields(fields)
     # No commit every COMMIT_EVERY pages here, only the one when the crawl closes
     # the index: a crash before it leaves the crawl open, and its resume indexes
     # what this run fetched. Each commit (about 0.1 s) held up the crawl's end.
 
 
-def _finish(
+def _pages_with_anchors(store: Store, urls: Iterable[str]) -> Iterator[Page]:
+    for url in urls:
+        record = store.page(url)
+        if record is not None:
+            yield record, store.anchors_to(url)
+
+
+async def _finish(
     store: Store,
     index: IndexWriter,
+    pool: StagePool,
     crawl_id: int,
     *,
     start_urls: Sequence[str],
@@ -642,7 +590,7 @@ def _finish(
         for url in [*gone, *store.server_error_pages(crawl_id)]:
             index.delete(url)
         pruned = len(gone)
-    _link_up(store, index, indexed_urls)
+    await _link_up(store, index, pool, indexed_urls)
     store.finish_crawl(
         crawl_id,
         pages_ok=stats.ok,
@@ -654,7 +602,7 @@ def _finish(
     return pruned
 
 
-def rebuild_index(store: Store, settings: Settings) -> int:
+async def rebuild_index(store: Store, settings: Settings) -> int:
     """Run the corpus batch step, then rebuild the index from the store's searchable
     pages (indexable, not a duplicate); return how many were indexed.
 
@@ -662,20 +610,28 @@ def rebuild_index(store: Store, settings: Settings) -> int:
     the old one until the new one is whole (the writer spills segments to disk as
     its memory fills, uncommitted), and a rebuild that fails publishes nothing.
     """
-    index = IndexWriter(settings.index_path, fresh=True)
+    pool = StagePool(workers_for(settings.parse_workers))
+    pool.warm_up()  # before the index writer starts its threads: see warm_up
     count = 0
     try:
-        update_signals(store)
-        for record in store.pages(indexable_only=True):
-            if not record.searchable:
-                continue
-            index.upsert(record, store.anchors_to(record.url))
-            count += 1
-    except BaseException:
-        index.rollback()
-        raise
+        index = IndexWriter(settings.index_path, fresh=True)
+        try:
+            update_signals(store)
+            pages = (
+                (record, store.anchors_to(record.url))
+                for record in store.pages(indexable_only=True)
+                if record.searchable
+            )
+            async for fields in pool.documents(pages):
+                index.upsert_fields(fields)
+                count += 1
+        except BaseException:
+            index.rollback()
+            raise
+        finally:
+            index.close()
     finally:
-        index.close()
+        await pool.close()
     return count
 
 

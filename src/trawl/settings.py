@@ -70,7 +70,7 @@ class Settings:
     )
     parse_workers: int = _setting(
         -1,
-        "Processes that parse HTML beside the crawl; 0: none, -1: one per spare core (max 4).",
+        "Processes that parse pages and build index documents; 0: none, -1: one per core (max 4).",
         -1,
         64,
     )

@@ -129,10 +129,19 @@ def _markup_types(text: str, lowered: str) -> tuple[str, ...]:
 
 
 def _comment_blocks(text: str, lowered: str) -> int:
-    # As in _markup_types: no "comment" or "repl" anywhere, no match.
-    if "comment" not in lowered and "repl" not in lowered:
-        return 0
-    return len(_COMMENT_BLOCK.findall(text))
+    """Elements whose class or id names comments or replies (``_COMMENT_BLOCK``)."""
+    # Only a tag around an occurrence of these words can match: the pattern is
+    # tried at the start of those tags alone, where scanning the whole page for it
+    # cost as much as parsing the page (pages about comments say the word often).
+    starts: set[int] = set()
+    for word in ("comment", "reply", "replie"):
+        at = lowered.find(word)
+        while at != -1:
+            tag = lowered.rfind("<", 0, at)
+            if tag != -1 and lowered.find(">", tag, at) == -1:
+                starts.add(tag)
+            at = lowered.find(word, at + len(word))
+    return sum(1 for start in starts if _COMMENT_BLOCK.match(text, start))
 
 
 def _detect_encoding(body: bytes) -> str:

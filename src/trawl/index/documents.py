@@ -75,7 +75,11 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     body_terms = f"{title_terms} {' '.join(text_stems)}"
     url_words = [fold(w) for w in url_path_words(parts.path)] if web else []
     host_terms = host_words(host)
-    distinct = {*title_stems, *heading_stems, *text_stems, *anchor_stems, *url_words, *host_terms}
+    # A dict, not a set: first-seen order, so a page's document is the same in every
+    # process (a set's order follows the process's string hash seed).
+    distinct = dict.fromkeys(
+        [*title_stems, *heading_stems, *text_stems, *anchor_stems, *url_words, *host_terms]
+    )
     modified = record.modified
     if modified is not None and modified.tzinfo is None:
         modified = modified.replace(tzinfo=UTC)

@@ -123,14 +123,20 @@ class IndexWriter:
         self.pending = 0
 
     def upsert(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
-        self._writer.delete_documents_by_term("url", record.url)
-        self.add(record, anchors)
+        self.upsert_fields(index_fields(record, anchors))
 
     def add(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
         """Add a page known to be absent (a fresh index): no delete first."""
+        self.add_fields(index_fields(record, anchors))
+
+    def upsert_fields(self, fields: dict[str, Any]) -> None:
+        """Replace the page ``fields`` (``index_fields``' answer, built elsewhere) names."""
+        self._writer.delete_documents_by_term("url", fields["url"])
+        self.add_fields(fields)
+
+    def add_fields(self, fields: dict[str, Any]) -> None:
         # Converted by the schema's types: without it a Python int would be read as i64.
-        document = tantivy.Document.from_dict(index_fields(record, anchors), self._schema)
-        self._writer.add_document(document)
+        self._writer.add_document(tantivy.Document.from_dict(fields, self._schema))
         self.pending += 1
 
     def delete(self, url: str) -> None:

@@ -1,0 +1,177 @@
+"""Worker processes for the pure stages that cost CPU: parsing HTML, building index documents.
+
+Parsing is most of a crawl's CPU time and building index documents (stemming each
+page's text) most of a crawl's end. Run in the event loop's process, either holds
+the GIL away from fetching, storing and indexing; in a pool they run on the other
+cores. The stages themselves stay pure functions: this module only decides where
+they run, and ``pipeline.py`` still decides when.
+
+The stages are imported where they run, not when this module is: ``trawl crawl``
+starts the pool before it imports the rest of the program, so the workers import
+the parser and load the language model while the crawl's own process starts up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
+from multiprocessing import get_all_start_methods, get_context
+from typing import Any
+
+from trawl.records import PageRecord, ParsedPage
+
+MAX_WORKERS = 4
+# Pages per task when building documents: large enough that pickling and the round
+# trip are a small share, small enough that every worker gets a share of a short crawl.
+DOCUMENT_BATCH = 32
+
+Page = tuple[PageRecord, Sequence[str]]  # a page and the anchor texts of links to it
+Fields = dict[str, Any]  # index_fields' answer
+
+
+def workers_for(setting: int) -> int:
+    """Worker processes for the ``parse_workers`` setting.
+
+    -1 (the default) is one per usable core, up to MAX_WORKERS: the event loop's own
+    work (fetching, storing, indexing) waits on the network and on the workers much
+    of the time, so a worker per core keeps every core busy, where one per spare core
+    left one half idle on a two-core machine."""
+    if setting >= 0:
+        return setting
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_WORKERS, cpus or 1))
+
+
+def _warm() -> None:
+    """A worker's start-up: the parser's modules and the language model."""
+    from trawl.extract import html, language  # noqa: PLC0415 - see the module's docstring
+    from trawl.index import documents  # noqa: PLC0415, F401
+
+    del html
+    language.preload()
+
+
+def _parse(
+    body: bytes, url: str, content_type: str | None, content_language: str | None
+) -> ParsedPage:
+    from trawl.extract.html import parse_html  # noqa: PLC0415 - see the module's docstring
+
+    return parse_html(body, url, content_type, content_language)
+
+
+def _documents(pages: Sequence[Page]) -> list[Fields]:
+    from trawl.index.documents import index_fields  # noqa: PLC0415 - see the module's docstring
+
+    return [index_fields(record, anchors) for record, anchors in pages]
+
+
+def _batches(pages: Iterable[Page], size: int) -> Iterator[list[Page]]:
+    it = iter(pages)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+class StagePool:
+    """Runs ``parse_html`` and ``index_fields`` in worker processes when ``workers`` > 0,
+    in this process otherwise.
+
+    A worker that dies (a parser crash on a hostile page) fails that page only: the
+    pool is made anew for the next one.
+    """
+
+    def __init__(self, workers: int) -> None:
+        self._workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._warming: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start the worker processes now (none: nothing to do), so that their start-up
+        (imports, the language model) overlaps the crawl's own.
+
+        Called before anything starts a thread (the index writer does), so that the
+        workers can be forked: a forked worker inherits every module this process
+        has imported, where a spawned one imports the whole program again first.
+        """
+        if self._workers > 0 and self._pool is None:
+            fork = "fork" in get_all_start_methods() and threading.active_count() == 1
+            pool = self._start_pool("fork" if fork else "spawn")
+            # A pool starts its processes as tasks come (a spawning one, one per task
+            # while none is idle): one now for each, so no page waits for a start-up.
+            for _ in range(self._workers):
+                pool.submit(int)
+
+    def warm_up(self) -> None:
+        """``start``, or, when parsing in this process, load the parser's modules and
+        the language model in a thread beside the first requests. In an event loop."""
+        self.start()
+        if self._workers == 0 and self._warming is None:
+            self._warming = asyncio.create_task(asyncio.to_thread(_warm))
+
+    async def parse(
+        self, body: bytes, url: str, content_type: str | None, content_language: str | None
+    ) -> ParsedPage:
+        """``parse_html``'s answer for one response."""
+        if self._workers == 0:
+            return _parse(body, url, content_type, content_language)
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(
+                self._start_pool(), _parse, body, url, content_type, content_language
+            )
+        except BrokenProcessPool:
+            self._pool = None
+            raise
+
+    async def documents(self, pages: Iterable[Page]) -> AsyncIterator[Fields]:
+        """``index_fields`` of each page, in order. ``pages`` is read lazily, a few
+        batches ahead of the workers, so a large crawl's pages are never all in memory."""
+        if self._workers == 0:
+            for own in _batches(pages, DOCUMENT_BATCH):
+                for fields in _documents(own):
+                    yield fields
+            return
+        ahead = 2 * self._workers
+        pending: deque[tuple[list[Page], Future[list[Fields]]]] = deque()
+        batches = _batches(pages, DOCUMENT_BATCH)
+        while True:
+            while len(pending) < ahead and (batch := next(batches, None)) is not None:
+                pending.append((batch, self._start_pool().submit(_documents, batch)))
+            if not pending:
+                return
+            batch, future = pending.popleft()
+            try:
+                built = await asyncio.wrap_future(future)
+            except BrokenProcessPool:
+                # Pure code on text already extracted should not crash a worker;
+                # if one does, the batch is built here and the pool made anew.
+                self._pool = None
+                built = _documents(batch)
+            for fields in built:
+                yield fields
+
+    def _start_pool(self, method: str = "spawn") -> ProcessPoolExecutor:
+        # Only a single-threaded process may fork safely, so a pool made anew
+        # mid-crawl (after a worker died) is spawned.
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self._workers, mp_context=get_context(method), initializer=_warm
+            )
+        return self._pool
+
+    async def close(self) -> None:
+        if self._warming is not None:
+            await self._warming
+            self._warming = None
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop the workers (again: a no-op), cancelling what they have not begun."""
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None

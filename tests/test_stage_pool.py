@@ -1,0 +1,94 @@
+"""The stage pool: the pure CPU stages in worker processes give what they give in-process."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from fixture_sites import html_page
+from trawl.extract.html import parse_html
+from trawl.index.documents import index_fields
+from trawl.records import Discussion, PageRecord
+from trawl.stage_pool import DOCUMENT_BATCH, MAX_WORKERS, Page, StagePool, workers_for
+
+
+def page(n: int) -> PageRecord:
+    return PageRecord(
+        url=f"http://example.test/herons-{n}",
+        host="example.test",
+        status=200,
+        depth=1,
+        fetched_at=0.0,
+        title=f"Heron {n}",
+        headings=("Grey herons", "Nests"),
+        text=f"Grey herons nest in colonies; this is page number {n}. " * 20,
+        lang="en",
+        indexable=True,
+        modified=datetime(2025, 3, 1, tzinfo=UTC),
+        authority=0.5,
+        discussed_on=(Discussion("forum.test", "http://forum.test/t/1", "herons"),),
+    )
+
+
+def test_workers_for_the_setting() -> None:
+    assert workers_for(0) == 0  # parse in the event loop's process
+    assert workers_for(3) == 3
+    assert 1 <= workers_for(-1) <= MAX_WORKERS
+
+
+async def test_warm_up_starts_the_workers_before_the_first_page() -> None:
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(2)
+    pool.warm_up()
+    try:
+        # The processes exist before any page is parsed: their start-up (forked when
+        # this process has one thread, spawned otherwise) overlaps the first requests.
+        started = [p for p in multiprocessing.active_children() if p.pid not in before]
+        assert len(started) == 2
+        body = html_page("Parsed apart", "<p>Okapis live in the forest of Ituri.</p>").body
+        url = "http://127.0.0.1:1/okapi"
+        pooled = await pool.parse(body, url, "text/html; charset=utf-8", None)
+        assert pooled == parse_html(body, url, "text/html; charset=utf-8", None)
+        assert pooled.text == "Okapis live in the forest of Ituri."
+    finally:
+        await pool.close()
+    assert not [p for p in multiprocessing.active_children() if p.pid not in before]
+
+
+async def test_documents_from_workers_match_and_keep_order() -> None:
+    pages: list[Page] = [
+        (page(n), [f"anchor {n}", "herons"]) for n in range(3 * DOCUMENT_BATCH + 5)
+    ]
+    expected = [index_fields(record, anchors) for record, anchors in pages]
+    for workers in (0, 2):
+        pool = StagePool(workers)
+        try:
+            built = [fields async for fields in pool.documents(pages)]
+        finally:
+            await pool.close()
+        assert built == expected, f"workers={workers}"
+
+
+async def test_documents_read_pages_a_few_batches_ahead_only() -> None:
+    read = 0
+
+    def pages() -> Iterator[Page]:
+        nonlocal read
+        for n in range(50 * DOCUMENT_BATCH):
+            read += 1
+            yield page(n), []
+
+    pool = StagePool(2)
+    try:
+        documents = pool.documents(pages())
+        first = await anext(documents)
+        assert first["url"] == "http://example.test/herons-0"
+        # Two batches per worker in flight: the rest of the pages are not read yet,
+        # so a crawl of a million pages is never all in memory.
+        assert read <= 2 * 2 * DOCUMENT_BATCH + DOCUMENT_BATCH
+        rest = [fields["url"] async for fields in documents]
+        assert len(rest) == 50 * DOCUMENT_BATCH - 1
+        assert read == 50 * DOCUMENT_BATCH
+    finally:
+        await pool.close()
