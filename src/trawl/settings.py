@@ -90,7 +90,7 @@ class Settings:
     lookup_boost: float = _setting(
         1.0, "Weight of joined query words (annehathaway) matched in host and URL tokens."
     )
-    rerank_depth: int = _setting(30, "Best BM25F matches the second stage reorders.", 1, 10_000)
+    rerank_depth: int = _setting(15, "Best BM25F matches the second stage reorders.", 1, 10_000)
     coverage_power: float = _setting(
         2.0, "Score times (matched query words / all query words) to this power.", 0, 100
     )
@@ -98,7 +98,10 @@ class Settings:
         6, "Coverage applies to queries of at most this many counted words (long ones: no).", 0
     )
     proximity_boost: float = _setting(
-        0.0, "Weight of adjacent query words found near each other (3 words apart at most)."
+        0.1, "Weight of adjacent query words found near each other (3 words apart at most)."
+    )
+    proximity_max_words: int = _setting(
+        6, "Proximity applies to queries of at most this many words, stop words aside.", 0
     )
     exact_bonus: float = _setting(
         0.5, "Score times 1 + this when the joined query is in the host or URL path.", 0, 100

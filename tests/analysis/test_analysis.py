@@ -6,7 +6,8 @@ import pytest
 
 from trawl.analysis.icelandic import stem_icelandic
 from trawl.analysis.lookup import concatenations
-from trawl.analysis.text import fold, language_code, terms
+from trawl.analysis.stopwords import is_stop_word, stop_words
+from trawl.analysis.text import fold, language_code, terms, terms_with_variants, variant_words
 
 
 @pytest.mark.parametrize(
@@ -60,3 +61,32 @@ def test_concatenations_join_adjacent_words() -> None:
         assert expected in forms
     assert "annearchive" not in forms  # only neighbours are joined
     assert concatenations(["one"]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "variants"),
+    [
+        ("IL-6 receptor", ["il6"]),
+        ("IL6 receptor", ["il", "6"]),
+        ("the H1N1 virus", ["h", "1", "n", "1"]),
+        ("covid-19", ["covid19"]),
+        ("plain words only, 2024", []),
+    ],
+)
+def test_compounds_get_their_other_spellings(text: str, variants: list[str]) -> None:
+    assert variant_words(text) == variants
+
+
+def test_a_hyphenated_and_a_joined_spelling_share_a_term() -> None:
+    # What a page writes one way, a query may write another: each holds the other's term.
+    assert set(terms("il6", "en")) <= set(terms_with_variants("IL-6 levels", "en"))
+    assert set(terms("il 6", "en")) <= set(terms_with_variants("IL6 levels", "en"))
+
+
+def test_stop_words_by_language() -> None:
+    assert is_stop_word("The", ["en"])
+    assert is_stop_word("och", ["en", "sv"])
+    assert not is_stop_word("och", ["en"])
+    assert not is_stop_word("curcumin", ["en", "da", "sv", "no", "fi"])
+    assert stop_words("fi") == frozenset()  # no list: the index's counts decide alone
+    assert not is_stop_word("the", [None])

@@ -88,3 +88,14 @@ def test_no_input_within_the_limit_is_an_error(typed: str) -> None:
         assert word
         assert word == word.lower()
         assert not any(ch.isspace() or ch in string.punctuation for ch in word)
+
+
+def test_compound_words_bring_their_other_spellings() -> None:
+    for syntax in (True, False):
+        parsed = parse_query("IL-6 and TNF2 levels", syntax=syntax)
+        assert parsed.words == ("il", "6", "and", "tnf2", "levels")
+        assert parsed.variants == ("il6", "tnf", "2")
+
+
+def test_excluded_and_quoted_words_bring_no_spellings() -> None:
+    assert parse_query('"IL-6 receptor" -covid-19 h1n1').variants == ("h", "1", "n", "1")

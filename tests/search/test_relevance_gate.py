@@ -1,7 +1,7 @@
 """The relevance gate: SciFact nDCG@10 through the whole indexing and search path.
 
 A ranking change that loses more than noise fails here. The floor is pinned
-just under the measured figure (0.6897 with the default settings, see
+just under the measured figure (0.7067 with the default settings, see
 bench/RESULTS.md); raise it when ranking improves.
 """
 
@@ -12,7 +12,7 @@ from trawl.evaluation.collections import read_beir
 from trawl.evaluation.runner import evaluate_collection
 from trawl.settings import Settings
 
-SCIFACT_NDCG10_FLOOR = 0.685
+SCIFACT_NDCG10_FLOOR = 0.70
 
 
 def test_scifact_ndcg_stays_above_the_floor() -> None:

@@ -79,3 +79,53 @@ def test_queries_without_words_or_with_syntax_never_fail(settings: Settings, que
     page = search(IndexReader(settings.index_path), query, settings)
     assert page.total >= 0
     assert page.query == query.strip()
+
+
+def _page(n: int, text: str) -> PageRecord:
+    return PageRecord(
+        url=f"https://notes.example/{n}", host="notes.example", status=200, depth=0,
+        fetched_at=0.0, title=f"Note {n}", text=text, lang="en", indexable=True,
+    )  # fmt: skip
+
+
+def test_a_stop_word_is_neither_required_nor_counted(tmp_path: Path) -> None:
+    # "and" is on few of these pages (as in a corpus whose stop words were taken out), so
+    # the index's counts alone would require it; the page with every word that matters wins.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    writer.upsert(_page(0, "Cellulite: what a diet can change. " + "Skin studies. " * 8))
+    writer.upsert(_page(1, "diet and diet and diet and diet"))
+    for n in range(2, 20):
+        writer.upsert(_page(n, f"Unrelated note number {n} about gardening."))
+    writer.close()
+    page = search(IndexReader(settings.index_path), "diet and cellulite", settings)
+    assert [h.url for h in page.hits][:2] == ["https://notes.example/0", "https://notes.example/1"]
+
+
+def test_a_compound_is_found_however_it_is_spelled(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    writer.upsert(_page(0, "Serum IL-6 rises after exercise."))
+    writer.upsert(_page(1, "Serum IL6 rises after exercise."))
+    writer.upsert(_page(2, "Serum levels fall at rest."))
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    for query in ("il6", "IL-6", "il 6"):
+        found = {h.url for h in search(reader, query, settings).hits}
+        assert found == {"https://notes.example/0", "https://notes.example/1"}, query
+
+
+def test_without_a_page_holding_every_word_the_engine_order_stands(tmp_path: Path) -> None:
+    # The rare word's page outscores the one with two common words; counting words would
+    # reverse them, though neither page holds all three.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    writer.upsert(_page(0, "gamma gamma"))
+    writer.upsert(_page(1, "alpha beta and a few more words about them"))
+    for n in range(2, 10):
+        writer.upsert(_page(n, f"alpha beta note {n}"))
+    for n in range(10, 24):
+        writer.upsert(_page(n, f"unrelated note {n}"))
+    writer.close()
+    page = search(IndexReader(settings.index_path), "alpha beta gamma", settings)
+    assert page.hits[0].url == "https://notes.example/0"

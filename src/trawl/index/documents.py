@@ -36,7 +36,14 @@ from datetime import UTC
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from trawl.analysis.text import fold, language_code, stem_words, words
+from trawl.analysis.text import (
+    fold,
+    language_code,
+    stem_words,
+    variant_words,
+    words,
+    words_with_variants,
+)
 from trawl.records import Discussion, PageRecord
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
@@ -56,12 +63,12 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     title = record.title or (record.headings[0] if record.headings else "")
     host = (parts.hostname or "") if web else ""
     # Words are found once per part: the stems, the title's key and the URL's words.
-    title_words, heading_words = words(title), words("\n".join(headings))
-    text_words = words(record.text)
-    title_stems = stem_words(title_words, lang)
-    heading_stems = stem_words(heading_words, lang)
-    text_stems = stem_words(text_words, lang)
-    anchor_stems = stem_words(words("\n".join(anchors)), lang) if anchors else []
+    title_words, heading_text = words(title), "\n".join(headings)
+    # Each part's words, then other spellings of its compounds (analysis.variant_words).
+    title_stems = stem_words(title_words + variant_words(title), lang)
+    heading_stems = stem_words(words_with_variants(heading_text), lang)
+    text_stems = stem_words(words_with_variants(record.text), lang)
+    anchor_stems = stem_words(words_with_variants("\n".join(anchors)), lang) if anchors else []
     title_terms = " ".join(title_stems)
     # The title belongs to the text as well: a page whose title holds a word is about it,
     # even when its body is short or empty (measured: CACM nDCG@10 0.40 -> 0.46).

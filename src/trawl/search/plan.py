@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from trawl.analysis.lookup import concatenations
+from trawl.analysis.stopwords import is_stop_word
 from trawl.analysis.text import fold, language_code, stem_words
 from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, Word
 from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
@@ -56,9 +57,18 @@ def word_node(word: str, languages: Languages) -> Word:
 
 
 def plan(
-    query: ParsedQuery, languages: Languages, proximity: float = 0.0, everywhere: Languages = ()
+    query: ParsedQuery,
+    languages: Languages,
+    proximity: float = 0.0,
+    everywhere: Languages = (),
+    *,
+    proximity_max_words: int = 6,
 ) -> Plan:
-    """``everywhere``: every language the index holds, for the cascade's last step."""
+    """``everywhere``: every language the index holds, for the cascade's last step.
+
+    Proximity pairs are made for queries of at most ``proximity_max_words`` words
+    (stop words aside): a long query's pairs cost the engine more than they earn.
+    """
     filters = Filters(
         sites=query.sites,
         lang=query.lang,
@@ -73,8 +83,12 @@ def plan(
     short = len(originals) <= _LOOKUP_MAX_WORDS
     lookups = tuple(fold(f) for f in concatenations(query.words)) if short else ()
     extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
-    if proximity > 0 and len(query.words) > 1:
-        first = [word_stems(w, languages)[0] for w in query.words]
+    # Other spellings of compounds score like words, but no page need hold them.
+    extra += tuple(word_node(w, languages) for w in query.variants)
+    # Stop words are skipped: "stool size and breast" pairs size with breast, within the slop.
+    content = [w for w in query.words if not is_stop_word(w, languages)]
+    if proximity > 0 and 1 < len(content) <= proximity_max_words:
+        first = [word_stems(w, languages)[0] for w in content]
         pairs = tuple(dict.fromkeys(itertools.pairwise(first)))
         extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity))
     if query.expr is None:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from trawl.analysis.text import variant_words
 from trawl.errors import QueryError
 
 MAX_QUERY_CHARS = 1_000
@@ -63,6 +64,9 @@ class ParsedQuery:
     text: str  # as typed, trimmed
     expr: Expr | None  # None: no words (maybe only filters)
     words: tuple[str, ...]  # positive words in order: coverage and URL forms are built from them
+    # Other spellings of the positive plain words' compounds (il-6: il6): they score, never
+    # required or counted, as pages carry them too (analysis.variant_words).
+    variants: tuple[str, ...] = ()
     sites: tuple[str, ...] = ()
     lang: str | None = None
     after: datetime | None = None
@@ -99,7 +103,8 @@ def parse_query(text: str, *, syntax: bool = True) -> ParsedQuery:
         raise QueryError(f"query longer than {MAX_QUERY_CHARS} characters")
     if not syntax:
         plain = [w.lower() for w in _WORD.findall(text)][:MAX_WORDS]
-        return ParsedQuery(text.strip(), _words_only(plain), tuple(plain))
+        variants = tuple(variant_words(text)[:MAX_WORDS])
+        return ParsedQuery(text.strip(), _words_only(plain), tuple(plain), variants)
     tokens = _TOKEN.findall(text)
     rest: list[str] = []
     sites: list[str] = []
@@ -124,15 +129,19 @@ def parse_query(text: str, *, syntax: bool = True) -> ParsedQuery:
             rest.append(token)  # not a filter we know: its words are searched
     fallback = False
     expr: Expr | None
+    parser = _Parser(rest)
     try:
-        expr = _simplify(_Parser(rest).parse())
+        expr = _simplify(parser.parse())
+        spellings = parser.variants
     except _SyntaxProblem:
         fallback = True
         expr = _words_only([w.lower() for w in _WORD.findall(" ".join(rest))][:MAX_WORDS])
+        spellings = variant_words(" ".join(rest))
     return ParsedQuery(
         text=text.strip(),
         expr=expr,
         words=tuple(_positive_words(expr))[:MAX_WORDS] if expr else (),
+        variants=tuple(spellings[:MAX_WORDS]) if expr else (),
         sites=tuple(sites),
         lang=lang,
         after=dates.get("after"),
@@ -164,6 +173,7 @@ class _Parser:
         self.tokens = tokens
         self.pos = 0
         self.count = 0
+        self.variants: list[str] = []  # of the plain words' compounds
 
     def parse(self) -> Expr | None:
         if not self.tokens:
@@ -219,6 +229,8 @@ class _Parser:
         self.count += len(found)
         if self.count > MAX_WORDS:
             return None
+        if not (phrase or negated):
+            self.variants += variant_words(body)
         if phrase or len(found) == 1 or negated:
             term: Expr = Term(tuple(found), phrase=len(found) > 1)
             return Not(term) if negated else term

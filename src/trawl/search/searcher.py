@@ -1,7 +1,8 @@
 """Run a search: parse, plan, match (the cascade), rerank, page, snippet.
 
 The cascade (seed 000) for plain word queries: every word that counts
-required (a word on over half the pages still scores but is not required);
+required (a word on over half the pages, or a stop word of the query's
+languages, still scores but is not required);
 when that fills less than the ranking depth, pages with any word follow
 (their coverage keeps them below pages with every word); when no page has
 any word's stem and the query was analysed in fewer languages than the index
@@ -15,11 +16,13 @@ rank.py.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Literal
 from urllib.parse import urlsplit
 
+from trawl.analysis.stopwords import is_stop_word
 from trawl.analysis.text import fold, language_code, stem_words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
@@ -90,7 +93,13 @@ def rank(
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
-    planned = plan(query, languages, settings.proximity_boost, reader.languages())
+    planned = plan(
+        query,
+        languages,
+        settings.proximity_boost,
+        reader.languages(),
+        proximity_max_words=settings.proximity_max_words,
+    )
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
     if by_date:
@@ -99,7 +108,7 @@ def rank(
         return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
     weights = rank_weights(settings)
-    shape = _shape(reader, planned)
+    shape = _shape(reader, planned, languages)
     planned = require_counted(planned, shape.counted)
     # Every word first, for short queries and those coverage applies to; a longer query's
     # all-words matches gain nothing in the rerank, and the step would cost a search.
@@ -174,17 +183,21 @@ def _cascade(
     return IndexResults(wider.total, merged[:depth], complete=len(first.addresses))
 
 
-def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
+def _shape(reader: IndexReader, planned: Plan, languages: Sequence[str | None]) -> QueryShape:
     size = max(reader.size, 1)
-    counted = tuple(
+    rare = [
         max((reader.doc_freq("body", s) for s in stems), default=0) <= _COMMON_SHARE * size
         for stems in planned.stems
+    ]
+    counted = tuple(
+        r and not is_stop_word(w, languages) for r, w in zip(rare, planned.originals, strict=True)
     )
     originals = tuple(fold(w) for w in planned.originals)
     return QueryShape(
         originals=originals,
         lookups=planned.stems,
         counted=counted,
+        length=sum(rare),
         joined_forms=planned.lookups,
         title_key=title_key(" ".join(originals)),
     )
