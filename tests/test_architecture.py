@@ -66,7 +66,6 @@ ONLY = {
     "uvicorn": ("trawl.cli",),
     "typer": ("trawl.cli",),
     "Stemmer": ("trawl.analysis",),
-    "bm25s": ("trawl.analysis.stopwords",),  # its stop lists; bench/ compares with it too
     "ir_measures": ("trawl.evaluation",),
     "scipy": ("trawl.graph.pagerank",),
     "trawl.graph": ("trawl.graph", "trawl.corpus"),
