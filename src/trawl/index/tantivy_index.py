@@ -54,6 +54,9 @@ _LOOKUP_FIELDS = ("host", "url_tokens")
 _UNSTEMMED = frozenset(_LOOKUP_FIELDS)
 _KEYS = ("title_key", "home", "name_chars")  # what the rerank reads before any stored page
 _BUILT_MAX = 4096  # engine queries kept for reuse
+# Document frequencies kept per reader (an int per field and term): a search asks for
+# dozens, and most words come back in later queries.
+_DF_MAX = 262_144
 _SHOULD = tantivy.Occur.Should
 _MUST = tantivy.Occur.Must
 _MUST_NOT = tantivy.Occur.MustNot
@@ -244,6 +247,7 @@ class IndexReader:
         self._languages: tuple[str | None, ...] | None = None
         # Engine queries and term counts for this commit (queries leave out absent terms).
         self._built: dict[tuple[object, ...], Any] = {}
+        self._df: dict[tuple[str, str], int] = {}
 
     def reload(self) -> None:
         # Marked before reloading: a commit landing in between is seen by the next reload.
@@ -254,6 +258,7 @@ class IndexReader:
             self._commit = mark
             self._languages = None
             self._built.clear()
+            self._df.clear()
 
     def _commit_mark(self) -> tuple[int, int, int] | None:
         try:
@@ -272,10 +277,12 @@ class IndexReader:
         return int(self._searcher.num_docs)
 
     def doc_freq(self, field: str, term: str) -> int:
-        key = ("df", field, term)
-        found: int | None = self._built.get(key)
+        key = (field, term)
+        found = self._df.get(key)
         if found is None:
-            found = self._remember(key, int(self._searcher.doc_freq(field, term)))
+            if len(self._df) >= _DF_MAX:
+                self._df.clear()
+            found = self._df[key] = int(self._searcher.doc_freq(field, term))
         return found
 
     def languages(self) -> tuple[str | None, ...]:
