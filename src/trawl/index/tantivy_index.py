@@ -45,8 +45,9 @@ from trawl.records import Discussion, PageRecord
 
 # 2: anchors; 3: discussed; 4: terms analysed per language in Python, priors, dates, plain, site;
 # 5: no plain field (the cascade's last step analyses the words in every indexed language);
-#    the rerank's keys as fast fields
-SCHEMA_VERSION = 5
+#    the rerank's keys as fast fields; 6: compound spellings after each field's words
+#    (il-6: il6), so an index built before must be rebuilt to find them
+SCHEMA_VERSION = 6
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 _PHRASE_FIELDS = ("title", "headings", "body", "anchors")
