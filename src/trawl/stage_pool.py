@@ -14,6 +14,7 @@ the parser and load the language model while the crawl's own process starts up.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import threading
 from collections import deque
@@ -49,12 +50,10 @@ def workers_for(setting: int) -> int:
 
 
 def _warm() -> None:
-    """A worker's start-up: the parser's modules and the language model."""
-    from trawl.extract import html, language  # noqa: PLC0415 - see the module's docstring
-    from trawl.index import documents  # noqa: PLC0415, F401
-
-    del html
-    language.preload()
+    """A worker's start-up: the stages' modules and the language model."""
+    for module in ("trawl.extract.html", "trawl.index.documents"):
+        importlib.import_module(module)
+    importlib.import_module("trawl.extract.language").preload()
 
 
 def _parse(
