@@ -163,6 +163,28 @@ def test_a_page_slower_than_a_lease_is_not_fetched_twice(
     assert max(fetched.values()) == 1, fetched.most_common(3)
 
 
+def test_max_pages_counts_over_all_workers(serve: Serve, postgres_url: str, tmp_path: Path) -> None:
+    site = linked_site(serve, 40, response_delay=0.05)
+    options = ("--delay", "0", "--concurrency", "2", "--host-concurrency", "4")
+    workers = [
+        start_worker(postgres_url, site.url("/"), name, *options, "--max-pages", "20", cwd=tmp_path)
+        for name in ("worker-a", "worker-b")
+    ]
+    for worker in workers:
+        finish(worker)
+    fetched = Counter(path for _, path, _ in page_requests(site))
+    # Twenty between them, not twenty each, and still none twice.
+    assert sum(fetched.values()) == 20, fetched
+    assert max(fetched.values()) == 1
+    store = PostgresStore(postgres_url)
+    try:
+        run = store.crawls()[0]
+        assert run.outcome == "capped"
+        assert store.count_pages() == 20
+    finally:
+        store.close()
+
+
 def test_index_is_built_from_postgres_and_a_server_sees_new_commits(
     postgres_url: str, tmp_path: Path
 ) -> None:

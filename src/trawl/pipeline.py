@@ -410,6 +410,7 @@ async def work(
             delay=settings.delay,
             host_concurrency=settings.host_concurrency,
             lease=settings.lease,
+            max_pages=settings.max_pages,
         )
         renewing = asyncio.create_task(_renew_leases(frontier, settings.lease))
         try:
@@ -426,7 +427,11 @@ async def work(
         finally:
             renewing.cancel()
         pruned = 0
-        if outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
+        if outcome != "stopped" and frontier.capped:
+            # max_pages is spent over all the workers: the crawl ends capped, pruning
+            # nothing (each worker that runs out closes it, with the store's figures).
+            outcome, _ = _close_shared_crawl(store, crawl_id, starts, stats, settings, capped=True)
+        elif outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
             outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
     finally:
         await parser.close()
@@ -446,9 +451,16 @@ async def _renew_leases(frontier: SharedFrontier, lease: float) -> None:
 
 
 def _close_shared_crawl(
-    store: Store, crawl_id: int, starts: Sequence[str], stats: CrawlStats, settings: Settings
+    store: Store,
+    crawl_id: int,
+    starts: Sequence[str],
+    stats: CrawlStats,
+    settings: Settings,
+    *,
+    capped: bool = False,
 ) -> tuple[str, int]:
-    """The end of a crawl shared by workers, judged on every worker's results."""
+    """The end of a crawl shared by workers, judged on every worker's results; a
+    ``capped`` one prunes nothing, like an embedded crawl that hit max_pages."""
     counts = store.frontier_counts(crawl_id)
     ok, failed = counts.get("fetched", 0), counts.get("failed", 0)
     errors = failed + len(store.server_error_pages(crawl_id))
@@ -456,11 +468,11 @@ def _close_shared_crawl(
     hosts = sorted({urlsplit(u).hostname or "" for u in starts})
     store.count_inlinks(hosts)
     pruned = 0
-    if healthy:
+    if healthy and not capped:
         gone = store.unseen_pages(crawl_id, hosts)
         store.delete_pages(gone)
         pruned = len(gone)
-    outcome = "complete" if healthy else "unhealthy"
+    outcome = "capped" if capped else "complete" if healthy else "unhealthy"
     store.finish_crawl(
         crawl_id,
         pages_ok=ok,

@@ -56,7 +56,9 @@ class Settings:
     concurrency: int = _setting(8, "Requests in flight at once, over all hosts.", 1, 1000)
     host_concurrency: int = _setting(2, "Requests in flight at once to one host.", 1, 100)
     delay: float = _setting(0.5, "Seconds between the starts of two requests to one host.")
-    max_pages: int = _setting(10_000, "Stop a crawl after this many fetched URLs.", 1)
+    max_pages: int = _setting(
+        10_000, "Stop a crawl after this many fetched URLs (over all its workers).", 1
+    )
     max_depth: int = _setting(50, "Links further than this many hops from a start URL are ignored.")
     max_per_host: int = _setting(0, "URLs admitted per host in one crawl; 0: no limit.")
     max_pending: int = _setting(

@@ -331,6 +331,16 @@ def test_a_renewed_lease_is_kept_and_only_its_owners(store: Store) -> None:
     assert [i.url for i in taken if i] == [theirs.url]
 
 
+def test_max_pages_is_granted_across_workers_never_past_the_cap(store: Store) -> None:
+    crawl_id = shared_frontier(store, "https://a.example/1")
+    other = store.join_crawl(["https://b.example/"])
+
+    assert store.crawl_grant(crawl_id, 16, 20) == 16  # one worker's share
+    assert store.crawl_grant(crawl_id, 16, 20) == 4  # the next: what is left
+    assert store.crawl_grant(crawl_id, 16, 20) == 0
+    assert store.crawl_grant(other, 16, 20) == 16  # each crawl counts its own
+
+
 def test_a_page_saved_by_a_worker_that_died_is_taken_again(store: Store) -> None:
     # Saved, but killed before releasing: the links it found may never have been queued.
     crawl_id = shared_frontier(store, "https://a.example/1")

@@ -26,6 +26,9 @@ from urllib.parse import urlsplit
 from trawl.records import CrawlUrl
 
 POLL = 0.25  # seconds between looks when every queued URL is leased to someone
+# URLs of the crawl's max_pages a worker takes from the store at a time: one store
+# round trip per GRANT claims, and a worker that dies leaves at most this many unused.
+GRANT = 16
 BUSY = 0.02  # a host is due but was not handed out: its concurrency is used up, or
 # another worker is claiming it this instant; this worker's own releases wake it sooner
 
@@ -40,6 +43,8 @@ class LeaseStore(Protocol):
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None: ...
 
     def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None: ...
+
+    def crawl_grant(self, crawl_id: int, want: int, cap: int) -> int: ...
 
     def frontier_retry(
         self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float
@@ -62,10 +67,13 @@ class SharedFrontier:
         delay: float,
         host_concurrency: int,
         lease: float,
+        max_pages: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """``owner`` names this worker in its leases; ``clock`` is the event loop's
-        (asyncio's default loop uses ``time.monotonic``)."""
+        """``owner`` names this worker in its leases; ``max_pages`` caps the URLs all
+        the crawl's workers take together (each takes its share GRANT at a time from
+        the store); ``clock`` is the event loop's (asyncio's default uses
+        ``time.monotonic``)."""
         self._store = store
         self._crawl_id = crawl_id
         self._owner = owner
@@ -76,6 +84,9 @@ class SharedFrontier:
         self._seen: set[int] = set()
         self._in_flight = 0
         self._wake: float | None = None
+        self._max_pages = max_pages
+        self._granted = 0  # URLs of max_pages this worker may still claim
+        self.capped = False  # the crawl's workers have taken max_pages URLs between them
         self.refused: Counter[str] = Counter()  # the store has no limits to refuse for
 
     def enqueue(self, item: CrawlUrl) -> bool:
@@ -86,6 +97,8 @@ class SharedFrontier:
         return True
 
     def next(self, now: float) -> CrawlUrl | None:
+        if not self._may_claim():
+            return None
         item = self._store.frontier_claim(
             self._crawl_id,
             self._owner,
@@ -95,13 +108,25 @@ class SharedFrontier:
         )
         if item is not None:
             self._in_flight += 1
+            self._granted -= 1
             self._seen.add(hash(item.url))
             return item
         wait = self._store.frontier_wait(self._crawl_id)
         self._wake = now + (POLL if wait is None else min(max(wait, BUSY), POLL))
         return None
 
+    def _may_claim(self) -> bool:
+        if self._max_pages is None:
+            self._granted = 1  # unlimited: every claim may go ahead
+            return True
+        if self._granted <= 0 and not self.capped:
+            self._granted = self._store.crawl_grant(self._crawl_id, GRANT, self._max_pages)
+            self.capped = self._granted == 0
+        return self._granted > 0
+
     def has_pending(self) -> bool:
+        if self.capped:
+            return self._in_flight > 0
         return self._in_flight > 0 or self._store.frontier_active(self._crawl_id)
 
     def done(self, item: CrawlUrl, now: float) -> None:

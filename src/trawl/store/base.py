@@ -97,6 +97,11 @@ class Store(Protocol):
 
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None: ...
 
+    def crawl_grant(self, crawl_id: int, want: int, cap: int) -> int:
+        """Take up to ``want`` more URLs of the crawl's ``cap`` (its max_pages, counted
+        over all its workers); return how many were granted, 0 when none are left."""
+        ...
+
     def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
         """Extend every lease ``owner`` holds to ``lease`` seconds from now."""
         ...

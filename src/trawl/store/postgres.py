@@ -74,6 +74,16 @@ SELECT pick.url, pick.depth, pick.source, pick.retries FROM pick, leased
 """  # noqa: S608 - constant text only
 
 
+_GRANT = """
+WITH old AS (SELECT granted FROM crawls WHERE id = %(crawl)s FOR UPDATE),
+new AS (
+    UPDATE crawls SET granted = GREATEST(old.granted, LEAST(old.granted + %(want)s, %(cap)s))
+    FROM old WHERE crawls.id = %(crawl)s
+    RETURNING crawls.granted
+)
+SELECT new.granted - old.granted FROM new, old
+"""
+
 _LIKE = re.compile(r"\bLIKE\b")
 _OR_IGNORE = re.compile(r"^\s*INSERT OR IGNORE INTO\b", re.IGNORECASE)
 
@@ -225,6 +235,14 @@ class PostgresStore(SQLiteStore):
             return None
         url, depth, source, retries = row
         return CrawlUrl(url, depth, source, retries=retries)
+
+    def crawl_grant(self, crawl_id: int, want: int, cap: int) -> int:
+        # One statement: the crawl's row is locked from the read to the write, so two
+        # workers asking at once are granted one after the other, never past the cap.
+        params = {"crawl": crawl_id, "want": want, "cap": cap}
+        with self._pooled.connection() as conn:
+            row = conn.execute(_GRANT, params).fetchone()
+        return int(row[0]) if row else 0
 
     def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
         return self._pooled.transaction()

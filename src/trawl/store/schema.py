@@ -170,6 +170,10 @@ MIGRATIONS: tuple[str, ...] = (
         crawl_delay  REAL NOT NULL DEFAULT 0   -- robots.txt Crawl-delay, if longer than ours
     );
     """,
+    # 8: max_pages across all the workers of a crawl: URLs they have been granted.
+    """
+    ALTER TABLE crawls ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -291,6 +291,17 @@ class SQLiteStore:
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
         self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
 
+    def crawl_grant(self, crawl_id: int, want: int, cap: int) -> int:
+        with self._transaction("IMMEDIATE"):
+            row = self._db.execute("SELECT granted FROM crawls WHERE id = ?", (crawl_id,))
+            taken = row.fetchone()
+            granted = max(0, min(want, cap - taken[0])) if taken else 0
+            if granted:
+                self._db.execute(
+                    "UPDATE crawls SET granted = granted + ? WHERE id = ?", (granted, crawl_id)
+                )
+        return granted
+
     def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
         self._db.execute(shared_sql.RENEW, (self._now() + lease, crawl_id, owner))
 
