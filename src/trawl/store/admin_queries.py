@@ -1,0 +1,255 @@
+"""What the server's admin side asks of the store: sites, API keys, the SEO report,
+header checks and resource checks.
+
+A mixin of ``SQLiteStore`` (and so of ``PostgresStore``), under the same rules
+for its SQL as ``sqlite.py``: both databases must read it, and the store tests
+run every method on both.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from trawl.errors import StoreError
+from trawl.records import (
+    REPORT_SORTS,
+    ApiKey,
+    ExternalLink,
+    HeaderCheck,
+    Inlink,
+    ReportQuery,
+    ReportRow,
+    ResourceCheck,
+)
+from trawl.store.database import Database
+
+# Which link occurrences are resources worth a header check: every URL-bearing
+# element but anchors, and <link> only with a rel that makes the browser load it
+# (not canonical, alternate, next...). Constant SQL, no input in it.
+_LOADED_RELS = ("stylesheet", "icon", "apple-touch-icon", "manifest", "preload", "modulepreload")
+_RESOURCE_OCCURRENCE = (
+    "(l.element IN ('img', 'script', 'source', 'video', 'audio', 'track', 'embed', 'object',"
+    " 'iframe', 'frame') OR (l.element = 'link' AND ("
+    + " OR ".join(f"(' ' || l.rel || ' ') LIKE '% {rel} %'" for rel in _LOADED_RELS)
+    + ")))"
+)
+_RESOURCE_COLUMNS = "url, status, content_type, content_length, error, checked_at"
+
+
+class AdminQueries:
+    _db: Database
+
+    def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
+        raise NotImplementedError  # the store's own
+
+    # -- sites, for the admin ---------------------------------------------
+
+    def set_site_enabled(self, host: str, enabled: bool) -> bool:
+        cur = self._db.execute("UPDATE sites SET enabled = ? WHERE host = ?", (int(enabled), host))
+        return cur.rowcount > 0
+
+    def delete_site(self, host: str) -> list[str] | None:
+        """Forget a site and its pages; return the pages' URLs (None: no such site)."""
+        with self._transaction():
+            if self._db.execute("DELETE FROM sites WHERE host = ?", (host,)).rowcount == 0:
+                return None
+            # The site's host carries its port when it has one; pages keep the bare name.
+            prefix = _escape_like(host) + "/%"
+            rows = self._db.execute(
+                "DELETE FROM pages WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'"
+                " RETURNING url",
+                ("http://" + prefix, "https://" + prefix),
+            )
+            return [u for (u,) in rows]
+
+    # -- API keys -----------------------------------------------------------
+
+    def add_api_key(self, name: str, digest: str) -> int:
+        row = self._db.execute(
+            "INSERT INTO api_keys (name, digest, created_at) VALUES (?, ?, ?) RETURNING id",
+            (name, digest, time.time()),
+        ).fetchone()
+        return int(row[0])
+
+    def api_key_by_digest(self, digest: str) -> ApiKey | None:
+        """The key with this digest, marked as used now."""
+        row = self._db.execute(
+            "UPDATE api_keys SET last_used = ? WHERE digest = ?"
+            " RETURNING id, name, created_at, last_used",
+            (time.time(), digest),
+        ).fetchone()
+        return ApiKey(*row) if row else None
+
+    def api_keys(self) -> list[ApiKey]:
+        rows = self._db.execute("SELECT id, name, created_at, last_used FROM api_keys ORDER BY id")
+        return [ApiKey(*r) for r in rows]
+
+    def revoke_api_key(self, key_id: int) -> bool:
+        return self._db.execute("DELETE FROM api_keys WHERE id = ?", (key_id,)).rowcount > 0
+
+    # -- the SEO report -----------------------------------------------------
+
+    def report_pages(self, query: ReportQuery) -> tuple[int, list[ReportRow]]:
+        """One window of the crawl table and the number of rows the filters match."""
+        if query.sort not in REPORT_SORTS:
+            raise StoreError(f"cannot sort by {query.sort!r}")
+        where, params = _report_filters(query)
+        total = self._db.execute(
+            f"SELECT count(*) FROM pages{where}",  # noqa: S608 - placeholders only
+            params,
+        ).fetchone()[0]
+        # Ties broken by rowid, which every index holds: the whole order comes from
+        # the column's index, read forwards or backwards, and LIMIT stops the scan early.
+        direction = "DESC" if query.descending else "ASC"
+        order = f"{query.sort} {direction}, id {direction}"
+        rows = self._db.execute(
+            f"SELECT {_REPORT_COLUMNS} FROM pages{where} ORDER BY {order}"  # noqa: S608
+            " LIMIT ? OFFSET ?",
+            (*params, query.limit, query.offset),
+        )
+        return int(total), [ReportRow(*r) for r in rows]
+
+    def links_to(self, url: str, limit: int = 2000) -> list[Inlink]:
+        """Links and resource references to ``url`` from other pages."""
+        rows = self._db.execute(
+            "SELECT p.url, l.anchor, l.element, l.nofollow, l.heading FROM links l"
+            " JOIN pages p ON p.id = l.from_page WHERE l.to_url = ? ORDER BY p.url LIMIT ?",
+            (url, limit),
+        )
+        return [Inlink(s, a, e, bool(n), h) for s, a, e, n, h in rows]
+
+    def external_links(
+        self, text: str = "", limit: int = 100, offset: int = 0
+    ) -> tuple[int, list[ExternalLink]]:
+        """Link targets on hosts other than their page's, with their last header check."""
+        like = f"%{_escape_like(text)}%"
+        total = self._db.execute(
+            f"SELECT count(DISTINCT l.to_url) {_EXTERNAL_FROM}", (like,)
+        ).fetchone()[0]
+        rows = self._db.execute(
+            "SELECT l.to_url, count(*), count(DISTINCT l.from_page), min(p.url),"
+            " c.status, c.location, c.error, c.checked_at"
+            f" {_EXTERNAL_FROM.replace('WHERE', _JOIN_CHECKS + ' WHERE')}"
+            " GROUP BY l.to_url ORDER BY l.to_url LIMIT ? OFFSET ?",
+            (like, limit, offset),
+        )
+        return int(total), [ExternalLink(*r) for r in rows]
+
+    def save_header_checks(self, checks: Sequence[HeaderCheck]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO header_checks"
+                " (url, status, location, error, headers, checked_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        c.url,
+                        c.status,
+                        c.location,
+                        c.error,
+                        json.dumps([list(h) for h in c.headers], ensure_ascii=False),
+                        time.time(),
+                    )
+                    for c in checks
+                ],
+            )
+
+    # -- resource checks ----------------------------------------------------
+
+    def resource_urls(self, crawl_id: int, limit: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT l.to_url FROM links l JOIN pages p ON p.id = l.from_page"  # noqa: S608
+            f" WHERE p.crawl_id = ? AND {_RESOURCE_OCCURRENCE}"
+            " GROUP BY l.to_url ORDER BY min(l.rowid) LIMIT ?",
+            (crawl_id, limit),
+        )
+        return [u for (u,) in rows]
+
+    def save_resources(self, checks: Sequence[ResourceCheck]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                f"INSERT INTO resources ({_RESOURCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"  # noqa: S608
+                " ON CONFLICT(url) DO UPDATE SET status = excluded.status,"
+                " content_type = excluded.content_type,"
+                " content_length = excluded.content_length, error = excluded.error,"
+                " checked_at = excluded.checked_at",
+                [
+                    (c.url, c.status, c.content_type, c.content_length, c.error, c.checked_at)
+                    for c in checks
+                ],
+            )
+
+    def status_counts(self) -> dict[int, int]:
+        rows = self._db.execute("SELECT status, count(*) FROM pages GROUP BY status")
+        return {int(s): int(n) for s, n in rows}
+
+    def resources(
+        self, *, broken_only: bool = False, limit: int = 100, offset: int = 0
+    ) -> list[ResourceCheck]:
+        where = " WHERE status = 0 OR status >= 400" if broken_only else ""
+        rows = self._db.execute(
+            f"SELECT {_RESOURCE_COLUMNS} FROM resources{where}"  # noqa: S608 - constants
+            " ORDER BY url LIMIT ? OFFSET ?",
+            (limit, offset),
+        )
+        return [ResourceCheck(*row) for row in rows]
+
+    def resource_pages(self, url: str, limit: int = 100) -> list[str]:
+        rows = self._db.execute(
+            "SELECT DISTINCT p.url FROM links l JOIN pages p ON p.id = l.from_page"
+            " WHERE l.to_url = ? AND l.element NOT IN ('a', 'area') ORDER BY p.url LIMIT ?",
+            (url, limit),
+        )
+        return [u for (u,) in rows]
+
+
+_REPORT_COLUMNS = (
+    "url, status, indexability, title, word_count, depth, inlinks, redirect_to, canonical,"
+    " lang, published, modified, modified_source, fetched_at, content_type, error"
+)
+# A link is external when its target's authority (host and port) is not its page's.
+# Normalised URLs always read scheme://authority/..., so "authority/" is cut out by text.
+_PAGE_AUTHORITY = (
+    "substr(substr(p.url, instr(p.url, '://') + 3), 1,"
+    " instr(substr(p.url, instr(p.url, '://') + 3), '/'))"
+)
+_EXTERNAL_FROM = (
+    "FROM links l JOIN pages p ON p.id = l.from_page"
+    " WHERE l.element IN ('a', 'area') AND l.to_url LIKE ? ESCAPE '\\'"
+    f" AND substr(l.to_url, instr(l.to_url, '://') + 3, length({_PAGE_AUTHORITY}))"
+    f" != {_PAGE_AUTHORITY}"
+)
+_JOIN_CHECKS = "LEFT JOIN header_checks c ON c.url = l.to_url"
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _report_filters(query: ReportQuery) -> tuple[str, tuple[Any, ...]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if query.text:
+        clauses.append("(url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\')")
+        like = f"%{_escape_like(query.text)}%"
+        params += [like, like]
+    status = query.status.strip().lower()
+    if len(status) == 3 and status[0] in "12345" and status[1:] == "xx":
+        low = int(status[0]) * 100
+        clauses.append("status BETWEEN ? AND ?")
+        params += [low, low + 99]
+    elif status.isdigit():
+        clauses.append("status = ?")
+        params.append(int(status))
+    for column, value in (
+        ("indexability", query.indexability),
+        ("lang", query.lang),
+        ("host", query.host),
+    ):
+        if value:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
