@@ -73,7 +73,7 @@ ONLY = {
     "trawl.net": ("trawl.net", "trawl.crawl", "trawl.pipeline"),
     "trawl.server": ("trawl.server", "trawl.cli"),
     "trawl.pipeline": ("trawl.cli", "trawl.server"),
-    "trawl.cli": ("trawl.__main__",),
+    "trawl.cli": ("trawl.__main__", "trawl.cli"),
 }
 
 # The crawler hands pages on without knowing what happens to them (pipeline.py does).

@@ -1,0 +1,349 @@
+"""Commands that fetch: crawl, recrawl, worker, and index (which rebuilds from the store)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from trawl.crawl.crawler import Crawler, CrawlStats
+from trawl.errors import ConfigError, TrawlError
+from trawl.settings import Settings
+from trawl.store.base import Store
+
+if TYPE_CHECKING:
+    from trawl.stage_pool import StagePool
+from trawl.cli.common import (
+    ConfigOpt,
+    DataOpt,
+    StoreOpt,
+    app,
+    err,
+    fail,
+    load_settings,
+    opened_store,
+    parse_host_port,
+)
+
+SPEED_PRESETS: dict[str, dict[str, object]] = {
+    "gentle": {"concurrency": 4, "host_concurrency": 1, "delay": 2.0},
+    "balanced": {"concurrency": 8, "host_concurrency": 2, "delay": 0.5},
+    "fast": {"concurrency": 32, "host_concurrency": 8, "delay": 0.1},
+}
+
+
+@app.command()
+def crawl(
+    urls: Annotated[
+        list[str] | None, typer.Argument(help="Start URLs; https:// is added when omitted.")
+    ] = None,
+    data: DataOpt = None,
+    max_pages: Annotated[int | None, typer.Option(min=1, help="Stop after this many URLs.")] = None,
+    max_depth: Annotated[
+        int | None, typer.Option(min=0, help="Link hops from a start URL.")
+    ] = None,
+    max_per_host: Annotated[
+        int | None, typer.Option(min=0, help="URLs admitted per host; 0: no limit.")
+    ] = None,
+    scope: Annotated[
+        str | None, typer.Option(help="Links followed: host, site (registrable domain) or web.")
+    ] = None,
+    speed: Annotated[
+        str | None,
+        typer.Option(help="gentle, balanced or fast: sets concurrency and delay together."),
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Requests in flight.")] = None,
+    delay: Annotated[
+        float | None, typer.Option(min=0, help="Seconds between requests to one host.")
+    ] = None,
+    host_concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Requests in flight to one host.")
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Resume the last stopped or killed crawl.")
+    ] = False,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Start over even if the last run was cut short.")
+    ] = False,
+    render: Annotated[
+        bool | None,
+        typer.Option("--render/--no-render", help="Load HTML pages in headless Chromium."),
+    ] = None,
+    store_location: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Crawl sites from start URLs and index every page found.
+
+    Running the same command again after Ctrl-C or a crash resumes the crawl.
+    """
+    from trawl.stage_pool import StagePool, workers_for
+
+    try:
+        settings = load_settings(config, data=data, store=store_location)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    # First: the parser's workers import their modules and load the language model
+    # while this process imports the rest of the crawl.
+    pool = StagePool(workers_for(settings.parse_workers))
+    pool.start()
+    try:
+        _crawl(
+            urls,
+            settings,
+            pool,
+            max_pages=max_pages,
+            max_depth=max_depth,
+            max_per_host=max_per_host,
+            scope=scope,
+            speed=speed,
+            concurrency=concurrency,
+            delay=delay,
+            host_concurrency=host_concurrency,
+            allow_host=allow_host,
+            resume=resume,
+            fresh=fresh,
+            render=render,
+        )
+    finally:
+        pool.shutdown()
+
+
+def _crawl(
+    urls: list[str] | None,
+    settings: Settings,
+    pool: StagePool,
+    *,
+    max_pages: int | None,
+    max_depth: int | None,
+    max_per_host: int | None,
+    scope: str | None,
+    speed: str | None,
+    concurrency: int | None,
+    delay: float | None,
+    host_concurrency: int | None,
+    allow_host: list[str] | None,
+    resume: bool,
+    fresh: bool,
+    render: bool | None,
+) -> None:
+    from trawl.pipeline import crawl as run_crawl
+    from trawl.store import open_store
+
+    try:
+        if speed is not None:
+            if speed not in SPEED_PRESETS:
+                raise ConfigError(f"--speed must be one of {', '.join(SPEED_PRESETS)}")
+            settings = settings.replace(**SPEED_PRESETS[speed])
+        settings = settings.replace(
+            max_pages=max_pages,
+            max_depth=max_depth,
+            max_per_host=max_per_host,
+            scope=scope,
+            concurrency=concurrency,
+            delay=delay,
+            host_concurrency=host_concurrency,
+            render=render,
+        )
+        allowed = [parse_host_port(h) for h in allow_host or []]
+        store = open_store(settings)
+        starts = _start_urls(urls or [], resume, store)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+
+    progress = Progress(
+        TextColumn("[bold]crawl"),
+        BarColumn(),
+        TextColumn("{task.fields[line]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    )
+    task = progress.add_task("crawl", total=None, line="")
+
+    def on_progress(stats: CrawlStats) -> None:
+        line = (
+            f"{stats.fetched} fetched, {stats.queued} queued, {stats.failed} failed,"
+            f" {stats.pages_per_second:.1f} pages/s"
+        )
+        progress.update(
+            task, completed=stats.fetched, total=stats.fetched + stats.queued, line=line
+        )
+
+    def on_crawler(crawler: Crawler) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, crawler.stop)
+        loop.add_signal_handler(signal.SIGTERM, crawler.stop)
+
+    try:
+        with progress:
+            outcome = asyncio.run(
+                run_crawl(
+                    starts,
+                    settings,
+                    store,
+                    on_progress,
+                    on_crawler,
+                    fresh=fresh,
+                    allow=allowed,
+                    pool=pool,
+                )
+            )
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    finally:
+        store.close()
+    resumed = f" (resumes crawl {outcome.resumed_from})" if outcome.resumed_from else ""
+    typer.echo(
+        f"crawl {outcome.crawl_id} {outcome.outcome}{resumed}: {outcome.fetched} fetched,"
+        f" {outcome.indexed} indexed, {outcome.failed} failed, {outcome.blocked} blocked by"
+        f" robots.txt, {outcome.pruned} pruned, in {outcome.seconds:.1f}s"
+        f" ({outcome.pages_per_second:.1f} pages/s)"
+    )
+    for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
+        example = outcome.samples.get(reason, [""])[0]
+        typer.echo(f"  skipped {count:>6}  {reason}" + (f"  e.g. {example}" if example else ""))
+    if outcome.resources_checked:
+        typer.echo(
+            f"  resources checked: {outcome.resources_checked},"
+            f" broken: {outcome.resources_broken} (see `trawl resources --broken`)"
+        )
+
+
+def _start_urls(urls: list[str], resume: bool, store: Store) -> list[str]:
+    from trawl.urls.start import parse_start_url
+
+    if urls:
+        return list(dict.fromkeys(parse_start_url(u) for u in urls))
+    if resume:
+        previous = store.resumable_crawl()
+        if previous is None:
+            raise ConfigError("no stopped or interrupted crawl to resume")
+        return list(previous.start_urls)
+    raise ConfigError("give at least one start URL, or --resume")
+
+
+@app.command()
+def recrawl(
+    data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
+) -> None:
+    """Re-crawl every enabled site, one after another (unchanged pages answer 304)."""
+    from trawl.pipeline import recrawl_sites
+
+    try:
+        settings = load_settings(config, data=data, store=store_location)
+        with opened_store(settings) as store:
+            outcomes = asyncio.run(recrawl_sites(settings, store))
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    for o in outcomes:
+        typer.echo(f"crawl {o.crawl_id} {o.outcome}: {o.fetched} fetched, {o.pruned} pruned")
+    if not outcomes:
+        typer.echo("no enabled sites: crawl one first")
+
+
+@app.command()
+def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None) -> None:
+    """Rebuild the search index (in DATA/index) from the store.
+
+    With a shared PostgreSQL store, run it where `trawl serve` runs: the server
+    picks up each new commit by itself.
+    """
+    from trawl.pipeline import rebuild_index
+
+    try:
+        settings = load_settings(config, data=data, store=store_location)
+        with opened_store(settings) as store:
+            count = asyncio.run(rebuild_index(store, settings))
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    typer.echo(f"indexed {count} pages into {settings.index_path}")
+
+
+@app.command()
+def worker(
+    urls: Annotated[
+        list[str] | None,
+        typer.Argument(help="Start URLs of the crawl to join or begin; none: the running one."),
+    ] = None,
+    store_location: StoreOpt = None,
+    data: DataOpt = None,
+    max_pages: Annotated[
+        int | None, typer.Option(min=1, help="Stop this worker after this many URLs.")
+    ] = None,
+    max_depth: Annotated[
+        int | None, typer.Option(min=0, help="Link hops from a start URL.")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Requests in flight in this worker.")
+    ] = None,
+    delay: Annotated[
+        float | None,
+        typer.Option(min=0, help="Seconds between requests to one host, over all workers."),
+    ] = None,
+    host_concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Requests in flight to one host, over all workers.")
+    ] = None,
+    lease: Annotated[
+        float | None,
+        typer.Option(min=1, help="Seconds a URL stays leased; a dead worker's URLs wait this."),
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
+    ] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Crawl as one of many workers sharing a store (start as many as you like, on
+    any machines). Pages go to the store; build the index with `trawl index`."""
+    import os
+    import socket
+
+    from trawl.pipeline import work
+    from trawl.store import open_store
+    from trawl.urls.start import parse_start_url
+
+    try:
+        settings = load_settings(
+            config,
+            data=data,
+            store=store_location,
+            max_pages=max_pages,
+            max_depth=max_depth,
+            concurrency=concurrency,
+            delay=delay,
+            host_concurrency=host_concurrency,
+            lease=lease,
+        )
+        allowed = [parse_host_port(h) for h in allow_host or []]
+        starts = list(dict.fromkeys(parse_start_url(u) for u in urls or []))
+        store = open_store(settings)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    owner = f"{socket.gethostname()}:{os.getpid()}"
+
+    def on_crawler(crawler: Crawler) -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, crawler.stop)
+        loop.add_signal_handler(signal.SIGTERM, crawler.stop)
+
+    try:
+        outcome = asyncio.run(
+            work(starts, settings, store, owner=owner, on_crawler=on_crawler, allow=allowed)
+        )
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    finally:
+        store.close()
+    typer.echo(
+        f"worker {owner}: crawl {outcome.crawl_id} {outcome.outcome}: {outcome.fetched} fetched,"
+        f" {outcome.failed} failed, {outcome.blocked} blocked by robots.txt, {outcome.pruned}"
+        f" pruned, in {outcome.seconds:.1f}s ({outcome.pages_per_second:.1f} pages/s)"
+    )

@@ -1,0 +1,82 @@
+"""trawl keys: API keys for the admin API and pages."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from trawl.errors import TrawlError
+
+if TYPE_CHECKING:
+    pass
+from trawl.cli.common import (
+    ConfigOpt,
+    DataOpt,
+    StoreOpt,
+    app,
+    err,
+    fail,
+    load_settings,
+    opened_store,
+)
+
+keys_app = typer.Typer(no_args_is_help=True, help="API keys for the admin API and pages.")
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Option(help="Who or what the key is for.")] = "admin",
+    data: DataOpt = None,
+    store_location: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Make an API key and print it once: only its digest is stored."""
+    from trawl.server.auth import create_key
+
+    try:
+        with opened_store(load_settings(config, data=data, store=store_location)) as store:
+            key_id, key = create_key(store, name)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    err.print(
+        f"key {key_id} ({escape(name)}): send it as the X-API-Key header; it is not shown again"
+    )
+    typer.echo(key)
+
+
+@keys_app.command("list")
+def keys_list(
+    data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
+) -> None:
+    """List API keys by id and name (the keys themselves are not stored)."""
+
+    try:
+        with opened_store(load_settings(config, data=data, store=store_location)) as store:
+            keys = store.api_keys()
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    for k in keys:
+        used = "never used" if k.last_used is None else f"last used {k.last_used:.0f}"
+        typer.echo(f"{k.id}\t{k.name}\t{used}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[int, typer.Argument(help="The key's id (see `trawl keys list`).")],
+    data: DataOpt = None,
+    store_location: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Revoke an API key: requests with it are refused from now on."""
+
+    try:
+        with opened_store(load_settings(config, data=data, store=store_location)) as store:
+            found = store.revoke_api_key(key_id)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    if not found:
+        raise fail(f"no key {key_id}")
+    typer.echo(f"revoked key {key_id}")

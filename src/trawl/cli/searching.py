@@ -1,0 +1,88 @@
+"""Commands that answer: search, serve, settings."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from trawl import settings as settings_module
+from trawl.errors import TrawlError
+
+if TYPE_CHECKING:
+    pass
+from trawl.cli.common import (
+    ConfigOpt,
+    DataOpt,
+    StoreOpt,
+    app,
+    err,
+    fail,
+    load_settings,
+    opened_store,
+)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    data: DataOpt = None,
+    limit: Annotated[int, typer.Option(min=1, max=100, help="Results to show.")] = 10,
+    page: Annotated[int, typer.Option(min=1, help="Result page.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Search the index."""
+    from trawl.index.tantivy_index import IndexReader
+    from trawl.search.searcher import search as run_search
+    from trawl.search.snippets import strip_marks
+    from trawl.server.api_search import page_json
+
+    try:
+        settings = load_settings(config, data=data)
+        result = run_search(
+            IndexReader(settings.index_path), query, settings, page=page, per_page=limit
+        )
+        if as_json:
+            with opened_store(settings) as store:
+                answer = page_json(result, store)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    if as_json:
+        typer.echo(json.dumps(answer, ensure_ascii=False))
+        return
+    out = Console(highlight=False)
+    out.print(f"{result.total} results ({result.took_ms} ms)")
+    for n, hit in enumerate(result.hits, start=(page - 1) * limit + 1):
+        out.print(f"\n{n}. [bold]{hit.title}[/bold]\n   [blue]{hit.url}[/blue]")
+        out.print(f"   {strip_marks(hit.snippet)}", markup=False)
+
+
+@app.command()
+def serve(
+    data: DataOpt = None,
+    host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
+    port: Annotated[int | None, typer.Option(min=1, max=65535, help="Port to listen on.")] = None,
+    store_location: StoreOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the search page, the JSON API and the docs at /docs."""
+    import uvicorn
+
+    from trawl.server.app import create_app
+
+    try:
+        settings = load_settings(config, data=data, host=host, port=port, store=store_location)
+    except TrawlError as e:
+        raise fail(str(e)) from None
+    settings.data.mkdir(parents=True, exist_ok=True)
+    err.print(f"Trawl serving {settings.data} on http://{settings.host}:{settings.port}/")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+
+
+@app.command("settings")
+def show_settings() -> None:
+    """Print every setting with its env variable, default and meaning (Markdown)."""
+    typer.echo(settings_module.markdown_table())
