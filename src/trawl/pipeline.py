@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -347,22 +347,20 @@ async def _run(
         robots_max_bytes=settings.robots_max_bytes,
         scope=settings.scope,
     )
-    async with (
-        Fetcher(
-            user_agent=settings.user_agent,
-            timeout=settings.timeout,
-            concurrency=settings.concurrency,
-            host_concurrency=settings.host_concurrency,
-            allowed=_allowed(start_urls, allow),
-        ) as fetcher,
-        _renderer(settings, fetcher, start_urls) as renderer,
-    ):
-        pipeline.renderer = renderer
+    async with Fetcher(
+        user_agent=settings.user_agent,
+        timeout=settings.timeout,
+        concurrency=settings.concurrency,
+        host_concurrency=settings.host_concurrency,
+        allowed=_allowed(start_urls, allow),
+    ) as fetcher:
         crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
-        if on_crawler is not None:
-            on_crawler(crawler)
-        stats = await crawler.run(start_urls, resume)
-        pipeline.renderer = None
+        async with _renderer(settings, fetcher, start_urls, crawler.robots_refusal) as renderer:
+            pipeline.renderer = renderer
+            if on_crawler is not None:
+                on_crawler(crawler)
+            stats = await crawler.run(start_urls, resume)
+            pipeline.renderer = None
     if renderer is not None:
         for reason, count in renderer.refused.items():
             stats.skipped[f"browser request refused: {reason}"] += count
@@ -491,10 +489,14 @@ def _allowed(start_urls: Sequence[str], allow: Sequence[Target]) -> frozenset[Ta
 
 @contextlib.asynccontextmanager
 async def _renderer(
-    settings: Settings, fetcher: Fetcher, start_urls: Sequence[str]
+    settings: Settings,
+    fetcher: Fetcher,
+    start_urls: Sequence[str],
+    robots_refusal: Callable[[str], Awaitable[str | None]],
 ) -> AsyncIterator[Renderer | None]:
     """Chromium for the crawl when ``settings.render``; started before the first request,
-    so a browser that cannot start stops the crawl before it begins."""
+    so a browser that cannot start stops the crawl before it begins. ``robots_refusal``
+    is the crawl's own robots.txt check (the crawler's, with its cache)."""
     if not settings.render:
         yield None
         return
@@ -502,7 +504,7 @@ async def _renderer(
 
     scopes = [make_scope(settings.scope, u) for u in start_urls]
 
-    def permits(url: str) -> str | None:
+    async def permits(url: str) -> str | None:
         """The crawl's own rules for a request the page's scripts make."""
         try:
             identity = normalise(url)
@@ -511,7 +513,10 @@ async def _renderer(
         if not any(s.contains(identity) for s in scopes):
             return "out of scope"
         reason = unsafe_reason(url)
-        return None if reason is None else f"unsafe URL: {reason}"
+        if reason is not None:
+            return f"unsafe URL: {reason}"
+        blocked = await robots_refusal(url)
+        return None if blocked is None else f"blocked by {blocked}"
 
     async with Renderer(
         fetcher,

@@ -23,11 +23,17 @@ pytestmark = pytest.mark.skipif(
 
 Serve = Callable[..., SiteServer]
 
+
+async def allow_everything(url: str) -> str | None:
+    return None
+
+
 APP_JS = b"""
 document.body.insertAdjacentHTML('beforeend', '<a href="/js-external">From app.js</a>');
 fetch('/logout').catch(() => {});
 fetch('/bounce').catch(() => {});
 fetch('%s').catch(() => {});
+fetch('/private/data.json').catch(() => {});
 new Image().src = '/pixel.png';
 try { new WebSocket('ws://' + location.host + '/socket'); } catch (e) {}
 """
@@ -35,6 +41,10 @@ try { new WebSocket('ws://' + location.host + '/socket'); } catch (e) {}
 
 def js_site(elsewhere: str) -> dict[str, Route]:
     return {
+        "/robots.txt": Route(
+            b"User-agent: *\nDisallow: /private/\n", headers={"Content-Type": "text/plain"}
+        ),
+        "/private/data.json": Route(b"{}", headers={"Content-Type": "application/json"}),
         "/": html_page(
             "Home",
             '<p>Static text.</p><a href="/static">Static link</a>'
@@ -87,6 +97,9 @@ def test_links_inserted_by_javascript_are_crawled_only_with_render(
     assert "browser request refused: websocket" in rendered.stdout
     assert "/socket" not in site.paths()
     assert "browser request refused: redirect to unsafe URL: logout path" in rendered.stdout
+    # robots.txt holds for the browser's requests as for the crawler's.
+    assert "/private/data.json" not in site.paths()
+    assert "browser request refused: blocked by robots.txt" in rendered.stdout
 
     store = SQLiteStore(tmp_path / "rendered" / "trawl.sqlite")
     try:
@@ -111,7 +124,7 @@ async def test_a_hung_page_times_out_and_the_next_page_still_renders(serve: Serv
         ) as fetcher,
         Renderer(
             fetcher,
-            lambda url: None,
+            allow_everything,
             executable=CHROMIUM,
             user_agent="T",
             timeout=2.0,
@@ -157,7 +170,7 @@ async def test_chromium_that_cannot_start_is_a_clear_error(tmp_path: Path) -> No
         with pytest.raises(RenderError, match="cannot start Chromium"):
             async with Renderer(
                 fetcher,
-                lambda url: None,
+                allow_everything,
                 executable=str(tmp_path / "no-chromium"),
                 user_agent="T",
                 timeout=2.0,

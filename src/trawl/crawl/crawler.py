@@ -268,6 +268,13 @@ class Crawler:
 
     # -- robots.txt -------------------------------------------------------
 
+    async def robots_refusal(self, url: str) -> str | None:
+        """Why robots.txt keeps the crawl from ``url``, or None: asked for the requests
+        a rendered page makes itself (scripts, images, XHR), which the crawler never
+        sees. An origin not seen before has its robots.txt read first."""
+        robots = await self._robots_for(url, asyncio.get_running_loop())
+        return None if robots.policy.allows(url, self._limits.user_agent) else "robots.txt"
+
     async def _robots_for(self, url: str, loop: asyncio.AbstractEventLoop) -> _Robots:
         key = origin(url)
         future = self._robots.get(key)

@@ -7,7 +7,7 @@ response and lets Chromium run the page's JavaScript on it:
 - the document request is answered with the body the crawler already has,
   so the page is not requested twice;
 - every other request the page makes (scripts, images, XHR, frames) is routed
-  through ``permits`` (scope, unsafe URLs: the pipeline's rules) and, when
+  through ``permits`` (scope, unsafe URLs, robots.txt: the crawl's rules) and, when
   allowed, fetched by our own ``Fetcher``: the SSRF-checked resolver, the
   byte cap, no cookies. Chromium itself never reaches the network; requests
   other than GET and HEAD, WebSockets and anything a route misses are refused
@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from types import TracebackType
 from urllib.parse import urljoin
 
@@ -85,7 +85,7 @@ class Renderer:
     def __init__(
         self,
         fetcher: Fetcher,
-        permits: Callable[[str], str | None],
+        permits: Callable[[str], Awaitable[str | None]],
         *,
         executable: str,
         user_agent: str,
@@ -200,7 +200,7 @@ class Renderer:
                 last_activity = loop.time()
 
         async def answer(route: Route, request: Request) -> None:
-            reason = self._refusal(request, subrequests)
+            reason = await self._refusal(request, subrequests)
             if reason is not None:
                 self.refused[reason] = self.refused.get(reason, 0) + 1
                 await route.abort("blockedbyclient")
@@ -247,19 +247,19 @@ class Renderer:
             if fetched.location is None:
                 return fetched
             url = urljoin(url, fetched.location)
-            reason = _not_http(url) or self._permits(url)
+            reason = _not_http(url) or await self._permits(url)
             if reason is not None:
                 raise _Refused(f"redirect to {reason}")
         raise _Refused(f"more than {MAX_REDIRECTS} redirects")
 
-    def _refusal(self, request: Request, count: int) -> str | None:
+    async def _refusal(self, request: Request, count: int) -> str | None:
         if count > MAX_SUBREQUESTS:
             return f"more than {MAX_SUBREQUESTS} requests from one page"
         if request.method not in ("GET", "HEAD"):
             return f"{request.method} request"
         if request.is_navigation_request() and request.frame.parent_frame is None:
             return "the page navigated away"
-        return _not_http(request.url) or self._permits(request.url)
+        return _not_http(request.url) or await self._permits(request.url)
 
     async def _close(self, context: BrowserContext) -> None:
         try:
