@@ -17,224 +17,41 @@ every option tried, with its figures, is in bench/RESULTS.md.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-# Never part of the main text, with everything inside them. Figures go too: the
-# captions and credits of photos are not the article's prose.
-NEVER_TEXT = [
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "svg",
-    "canvas",
-    "iframe",
-    "object",
-    "embed",
-    "button",
-    "select",
-    "input",
-    "textarea",
-    "dialog",
-    "figure",
-    "figcaption",
-    "picture",
-    "video",
-    "audio",
-    "map",
-]
-NEVER_TEXT_OR_META = ", ".join([*NEVER_TEXT, "meta"])
-# Hidden elements: [hidden], [aria-hidden=true], or a style that hides them. Styles
-# are tested in Python: lexbor walks the tree once per substring selector, which cost
-# more than all the rest of the furniture.
-MAYBE_HIDDEN = "[hidden], [aria-hidden], [style]"
-HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
-# Page furniture, by tag and role, then by words in a class or id. Either is dropped
-# only while it holds under half of the page's text: some sites wrap the whole page
-# in a <header>, or in a div whose class names a "sidebar" layout.
-FURNITURE_TAGS = frozenset({"nav", "aside", "header", "footer", "menu"})
-FURNITURE_ROLES = frozenset({"navigation", "banner", "contentinfo"})
-# Roles are tested in Python: lexbor walks the whole tree once per attribute selector.
-MAYBE_HIDDEN_OR_FURNITURE = ", ".join([MAYBE_HIDDEN, *sorted(FURNITURE_TAGS), "[role]"])
-UNLIKELY_WORDS = (
-    "-ad-",
-    "ad-break",
-    "advert",
-    "agegate",
-    "ai2html",
-    "author",
-    "banner",
-    "breadcrumb",
-    "byline",
-    "caption",
-    "combx",
-    "comment",
-    "community",
-    "cookie",
-    "cover-wrap",
-    "disqus",
-    "extra",
-    "footer",
-    "gdpr",
-    "header",
-    "legends",
-    "menu",
-    "newsletter",
-    "pager",
-    "pagination",
-    "popup",
-    "promo",
-    "related",
-    "remark",
-    "replies",
-    "rss",
-    "share",
-    "shoutbox",
-    "sidebar",
-    "skyscraper",
-    "social",
-    "sponsor",
-    "subscribe",
-    "supplemental",
-    "tags",
-    "widget",
-    "yom-remote",
-)
-
-
-def _alternatives(words: tuple[str, ...]) -> str:
-    """A regex for any of ``words``, grouped by first letter: "a(?:dvert|uthor)|b(?:anner)".
-
-    A third faster than the flat alternation: the engine tries one group, not every
-    word, at each position of a name that holds none of them.
-    """
-    groups: dict[str, list[str]] = {}
-    for word in words:
-        groups.setdefault(word[0], []).append(re.escape(word[1:]))
-    return "|".join(f"{re.escape(first)}(?:{'|'.join(rest)})" for first, rest in groups.items())
-
-
-UNLIKELY = re.compile(_alternatives(UNLIKELY_WORDS))
-# A class or id with one of these words names content, whatever else it says
-# ("article-header", "main-sidebar-layout").
-CONTENT_WORDS = ("article", "body", "content", "main", "column")
-NEVER_DROPPED = frozenset({"html", "body", "article", "main"})
-
-# Class weights: a container named like content is likelier the article; one named
-# like a comment thread, a share bar or an advertisement less likely.
-POSITIVE = re.compile(
-    r"article|body|content|entry|hentry|h-entry|main|page|pagination|post|text|blog|story",
-    re.IGNORECASE,
-)
-NEGATIVE = re.compile(
-    r"-ad-|hidden|^hid$| hid$| hid |^hid |banner|combx|comment|com-|contact|foot|footer|footnote"
-    r"|gdpr|masthead|media|meta|outbrain|promo|related|scroll|share|shoutbox|sidebar|skyscraper"
-    r"|sponsor|shopping|tags|tool|widget",
-    re.IGNORECASE,
-)
-
-# Elements that start a new line of text; the others flow inline.
-BLOCK_TAGS = frozenset(
-    {
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "br",
-        "caption",
-        "center",
-        "dd",
-        "details",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hr",
-        "html",
-        "li",
-        "main",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "ul",
-    }
-)
-PARAGRAPH_TAGS = "p, pre, td, blockquote"
-# Elements whose own text (not their children's) can be a paragraph: many sites
-# write paragraphs as text broken by <br> straight inside a div or a span.
-LOOSE_TEXT_TAGS = "div, span, font, section, article, center, b, strong, em, i"
-PARAGRAPH_TAG_SET = frozenset(PARAGRAPH_TAGS.split(", "))
-PARAGRAPH_OR_LOOSE_TAGS = f"{PARAGRAPH_TAGS}, {LOOSE_TEXT_TAGS}"
-MIN_PARAGRAPH = 25  # characters: shorter text is a label, a date, a button
-# Readability's starting scores: a div is the likeliest wrapper of prose, a list or
-# a heading the least likely.
-TAG_SCORE = {
-    "div": 5.0,
-    "pre": 3.0,
-    "td": 3.0,
-    "blockquote": 3.0,
-    "address": -3.0,
-    "ol": -3.0,
-    "ul": -3.0,
-    "dl": -3.0,
-    "dd": -3.0,
-    "dt": -3.0,
-    "li": -3.0,
-    "form": -3.0,
-    "h1": -5.0,
-    "h2": -5.0,
-    "h3": -5.0,
-    "h4": -5.0,
-    "h5": -5.0,
-    "h6": -5.0,
-    "th": -5.0,
-}
-ANCESTOR_LEVELS = 3  # a paragraph gives points to this many containers around it
-LIST_PAGE_BELOW = 10.0  # best score: under it, the page's content is lists, not prose
-RIVAL_SHARE = 0.75  # candidates this close to the best are parts of the same article
-EXPAND_SHARE = 0.8  # an ancestor is taken when this share of what it adds is paragraphs
-SIBLING_SHARE = 0.2  # a sibling scoring this share of the best container joins it
-CLEAN_LINKS_HIGH = 0.5  # link density that cuts a block inside the content
-CLEAN_LINKS_LOW = 0.25  # ... or this one, for a block not named like content
-CLEAN_MAX_SHARE = 0.5  # a block holding more of the content than this is the content
-RETRY_BELOW = 250  # characters: so little text means the class rules cut the article
-# Deeper trees are broken or hostile (real pages nest under 60 levels): the scoring
-# walks up from paragraphs, which would cost depth x size on them.
-MAX_DEPTH = 128
-WORD = re.compile(r"\w+")
-WHITESPACE = b" \n\t\r"  # what _size leaves out
-SENTENCE_END = re.compile(r"\.( |$)")
-# A line that only labels an advertisement slot.
-AD_LABEL = re.compile(
-    r"^\W*(advertisement|advertising|advert|ads?|sponsored|anzeige|publicit[ée]|publicidad"
-    r"|pubblicit[àa]|реклама)\W*$",
-    re.IGNORECASE,
+from trawl.extract.main_text_rules import (
+    AD_LABEL,
+    ANCESTOR_LEVELS,
+    BLOCK_TAGS,
+    CLEAN_LINKS_HIGH,
+    CLEAN_LINKS_LOW,
+    CLEAN_MAX_SHARE,
+    CONTENT_WORDS,
+    EXPAND_SHARE,
+    FURNITURE_ROLES,
+    FURNITURE_TAGS,
+    HIDING_STYLES,
+    LIST_PAGE_BELOW,
+    MAX_DEPTH,
+    MAYBE_HIDDEN_OR_FURNITURE,
+    MIN_PARAGRAPH,
+    NEGATIVE,
+    NEVER_DROPPED,
+    NEVER_TEXT_OR_META,
+    PARAGRAPH_OR_LOOSE_TAGS,
+    PARAGRAPH_TAG_SET,
+    POSITIVE,
+    RETRY_BELOW,
+    RIVAL_SHARE,
+    SENTENCE_END,
+    SIBLING_SHARE,
+    TAG_SCORE,
+    UNLIKELY,
+    WHITESPACE,
+    WORD,
 )
 
 
