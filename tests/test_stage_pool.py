@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -92,3 +94,22 @@ async def test_documents_read_pages_a_few_batches_ahead_only() -> None:
         assert read == 50 * DOCUMENT_BATCH
     finally:
         await pool.close()
+
+
+async def test_documents_survive_a_worker_killed_midway() -> None:
+    pages: list[Page] = [(page(n), []) for n in range(20 * DOCUMENT_BATCH)]
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        documents = pool.documents(pages)
+        built = [await anext(documents)]
+        # The worker dies with batches still queued for it: they are built again
+        # (here, or by a new pool), none is lost and the order holds.
+        for child in multiprocessing.active_children():
+            if child.pid not in before:
+                os.kill(child.pid, signal.SIGKILL)
+        built += [fields async for fields in documents]
+    finally:
+        await pool.close()
+    assert [f["url"] for f in built] == [record.url for record, _ in pages]
