@@ -107,7 +107,7 @@ async def test_documents_survive_a_worker_killed_midway() -> None:
         # The worker dies with batches still queued for it: they are built again
         # (here, or by a new pool), none is lost and the order holds.
         for child in multiprocessing.active_children():
-            if child.pid not in before:
+            if child.pid is not None and child.pid not in before:
                 os.kill(child.pid, signal.SIGKILL)
         built += [fields async for fields in documents]
     finally:
