@@ -643,7 +643,7 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
     the old one until the new one is whole (the writer spills segments to disk as
     its memory fills, uncommitted), and a rebuild that fails publishes nothing.
     """
-    pool = StagePool(workers_for(settings.parse_workers))
+    pool = StagePool(workers_for(settings.parse_workers), parsing=False)
     pool.warm_up()  # before the index writer starts its threads: see warm_up
     count = 0
     try:

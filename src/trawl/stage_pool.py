@@ -51,9 +51,14 @@ def workers_for(setting: int) -> int:
 
 def _warm() -> None:
     """A worker's start-up: the stages' modules and the language model."""
-    for module in ("trawl.extract.html", "trawl.index.documents"):
-        importlib.import_module(module)
+    _warm_documents()
+    importlib.import_module("trawl.extract.html")
     importlib.import_module("trawl.extract.language").preload()
+
+
+def _warm_documents() -> None:
+    """The start-up of a worker that only builds documents: no parser, no model."""
+    importlib.import_module("trawl.index.documents")
 
 
 def _parse(
@@ -84,8 +89,11 @@ class StagePool:
     pool is made anew for the next one.
     """
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, *, parsing: bool = True) -> None:
+        """``parsing`` False: the pool only builds documents (``trawl index``, evaluation),
+        so its workers skip the parser's start-up (the language model, about 0.5 s)."""
         self._workers = workers
+        self._parsing = parsing
         self._pool: ProcessPoolExecutor | None = None
         self._warming: asyncio.Task[None] | None = None
 
@@ -109,7 +117,7 @@ class StagePool:
         """``start``, or, when parsing in this process, load the parser's modules and
         the language model in a thread beside the first requests. In an event loop."""
         self.start()
-        if self._workers == 0 and self._warming is None:
+        if self._workers == 0 and self._parsing and self._warming is None:
             self._warming = asyncio.create_task(asyncio.to_thread(_warm))
 
     async def parse(
@@ -135,6 +143,19 @@ class StagePool:
                 for fields in _documents(own):
                     yield fields
             return
+        for batch, future in self._submitted(pages):
+            try:
+                built = await asyncio.wrap_future(future)
+            except BrokenProcessPool:
+                built = self._rebuilt(batch)
+            for fields in built:
+                yield fields
+
+    def _submitted(
+        self, pages: Iterable[Page]
+    ) -> Iterator[tuple[list[Page], Future[list[Fields]]]]:
+        """Each batch of ``pages`` with the future of its documents, in order; two
+        batches per worker are in the pool ahead of the one handed out."""
         ahead = 2 * self._workers
         pending: deque[tuple[list[Page], Future[list[Fields]]]] = deque()
         batches = _batches(pages, DOCUMENT_BATCH)
@@ -143,23 +164,22 @@ class StagePool:
                 pending.append((batch, self._start_pool().submit(_documents, batch)))
             if not pending:
                 return
-            batch, future = pending.popleft()
-            try:
-                built = await asyncio.wrap_future(future)
-            except BrokenProcessPool:
-                # Pure code on text already extracted should not crash a worker;
-                # if one does, the batch is built here and the pool made anew.
-                self._pool = None
-                built = _documents(batch)
-            for fields in built:
-                yield fields
+            yield pending.popleft()
+
+    def _rebuilt(self, batch: list[Page]) -> list[Fields]:
+        # Pure code on text already extracted should not crash a worker; if one
+        # does, the batch is built here and the pool made anew for the next ones.
+        self._pool = None
+        return _documents(batch)
 
     def _start_pool(self, method: str = "spawn") -> ProcessPoolExecutor:
         # Only a single-threaded process may fork safely, so a pool made anew
         # mid-crawl (after a worker died) is spawned.
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                self._workers, mp_context=get_context(method), initializer=_warm
+                self._workers,
+                mp_context=get_context(method),
+                initializer=_warm if self._parsing else _warm_documents,
             )
         return self._pool
 
