@@ -72,6 +72,26 @@ def wait_for_pages(data: Path, count: int, timeout: float = 60) -> None:
     raise AssertionError(f"fewer than {count} pages stored after {timeout}s")
 
 
+PROC = Path("/proc")
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes ``pid`` started; none where there is no /proc."""
+    tasks = PROC / str(pid) / "task"
+    if not tasks.is_dir():
+        return []
+    return [int(c) for task in tasks.iterdir() for c in (task / "children").read_text().split()]
+
+
+def alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie waiting for a parent that will not reap it."""
+    try:
+        state = (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def test_kill_9_then_the_same_command_resumes_and_loses_nothing(
     serve: Serve, tmp_path: Path
 ) -> None:
@@ -79,8 +99,16 @@ def test_kill_9_then_the_same_command_resumes_and_loses_nothing(
     data = tmp_path / "data"
     child = start_crawl(data, site.url("/"))
     wait_for_pages(data, 15)
+    workers = children_of(child.pid)  # the crawl's parse workers (Linux: read from /proc)
     child.send_signal(signal.SIGKILL)
     child.wait(10)
+    if PROC.is_dir():
+        assert workers
+        # They do not outlive it: each sees its parent gone and exits.
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in workers):
+            assert time.monotonic() < deadline, f"workers {workers} outlived the killed crawl"
+            time.sleep(0.1)
     committed = stored_urls(data)
     requests_before = len(site.requests)
 

@@ -17,6 +17,7 @@ import asyncio
 import importlib
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -47,6 +48,34 @@ def workers_for(setting: int) -> int:
         return setting
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(MAX_WORKERS, cpus or 1))
+
+
+PARENT_CHECK = 1.0  # seconds between a worker's looks at whether its parent still lives
+
+
+def _worker_start(parsing: bool) -> None:
+    """A worker process's initializer: watch the parent, then warm up."""
+    _exit_with_parent()
+    if parsing:
+        _warm()
+    else:
+        _warm_documents()
+
+
+def _exit_with_parent() -> None:
+    """End this worker within PARENT_CHECK seconds of its parent's death (kill -9).
+
+    A forked worker holds the task queue's pipe open itself, so it would never see
+    the parent go and would wait on the queue for ever, with the parser's memory.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="trawl-parent-watch", daemon=True).start()
 
 
 def _warm() -> None:
@@ -179,7 +208,8 @@ class StagePool:
             self._pool = ProcessPoolExecutor(
                 self._workers,
                 mp_context=get_context(method),
-                initializer=_warm if self._parsing else _warm_documents,
+                initializer=_worker_start,
+                initargs=(self._parsing,),
             )
         return self._pool
 
