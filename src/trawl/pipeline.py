@@ -573,26 +573,25 @@ async def _link_up(
     leave. A page that is not indexable was dealt with when it was fetched (a server
     error waits for _finish), so it is left alone here."""
     report = update_signals(store)
-    searchable: list[str] = []
-    for url in dict.fromkeys([*indexed_urls, *report.changed]):
-        record = store.page(url)
-        if record is None or (record.indexable and not record.searchable):
-            index.delete(url)
-        elif record.searchable:
-            searchable.append(url)
+    urls = dict.fromkeys([*indexed_urls, *report.changed])
     # Documents are built by the stage pool's workers (stemming every page's text is
     # most of this step), while this process reads the next pages and feeds the index.
-    async for fields in pool.documents(_pages_with_anchors(store, searchable)):
+    async for fields in pool.documents(_searchable_pages(store, index, urls)):
         index.upsert_fields(fields)
     # No commit every COMMIT_EVERY pages here, only the one when the crawl closes
     # the index: a crash before it leaves the crawl open, and its resume indexes
     # what this run fetched. Each commit (about 0.1 s) held up the crawl's end.
 
 
-def _pages_with_anchors(store: Store, urls: Iterable[str]) -> Iterator[Page]:
+def _searchable_pages(store: Store, index: IndexWriter, urls: Iterable[str]) -> Iterator[Page]:
+    """Each searchable page of ``urls`` with the anchor texts of links to it, read from
+    the store once, as the workers ask; an indexable page that is not searchable (a
+    duplicate) or is gone leaves the index on the way."""
     for url in urls:
         record = store.page(url)
-        if record is not None:
+        if record is None or (record.indexable and not record.searchable):
+            index.delete(url)
+        elif record.searchable:
             yield record, store.anchors_to(url)
 
 

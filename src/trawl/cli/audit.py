@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from trawl.errors import TrawlError
-
-if TYPE_CHECKING:
-    pass
 from trawl.cli.common import (
     ConfigOpt,
     DataOpt,
@@ -23,6 +19,7 @@ from trawl.cli.common import (
     opened_store,
     parse_host_port,
 )
+from trawl.errors import TrawlError
 
 
 @app.command("check-headers")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -16,10 +16,6 @@ from trawl import settings as settings_module
 from trawl.errors import ConfigError
 from trawl.settings import Settings
 from trawl.store.base import Store
-
-if TYPE_CHECKING:
-    pass
-
 
 app = typer.Typer(
     add_completion=False,

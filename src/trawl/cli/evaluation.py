@@ -5,15 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from trawl.errors import TrawlError
-from trawl.settings import Settings
-
-if TYPE_CHECKING:
-    pass
 from trawl.cli.common import (
     ConfigOpt,
     DataOpt,
@@ -21,6 +16,8 @@ from trawl.cli.common import (
     fail,
     load_settings,
 )
+from trawl.errors import TrawlError
+from trawl.settings import Settings
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure ranking on judged queries.")
 app.add_typer(eval_app, name="eval")

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
-from trawl.errors import TrawlError
-
-if TYPE_CHECKING:
-    pass
 from trawl.cli.common import (
     ConfigOpt,
     DataOpt,
@@ -21,6 +17,7 @@ from trawl.cli.common import (
     load_settings,
     opened_store,
 )
+from trawl.errors import TrawlError
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the admin API and pages.")
 app.add_typer(keys_app, name="keys")

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from trawl import settings as settings_module
-from trawl.errors import TrawlError
-
-if TYPE_CHECKING:
-    pass
 from trawl.cli.common import (
     ConfigOpt,
     DataOpt,
@@ -23,6 +19,7 @@ from trawl.cli.common import (
     load_settings,
     opened_store,
 )
+from trawl.errors import TrawlError
 
 
 @app.command()
