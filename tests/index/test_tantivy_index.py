@@ -221,3 +221,23 @@ def test_a_rebuild_is_seen_whole_or_not_at_all(tmp_path: Path) -> None:
     write_fresh.upsert(record("https://e.org/c", "kiwi"))
     write_fresh.close()
     assert reader.num_docs() == 1  # the new one, whole
+
+
+def test_a_new_index_stores_pages_in_small_blocks_and_keeps_them(tmp_path: Path) -> None:
+    # tantivy-py takes no index settings: the block size is written into a new index's
+    # meta.json, and must survive commits and a reopen (a later writer).
+    text = "word " * 2000  # 10 kB: several blocks' worth of pages
+    write(tmp_path, *(record(f"https://docs.example.org/{n}", "T", text) for n in range(8)))
+    write(tmp_path, record("https://docs.example.org/late", "T", "late page"))
+    settings = json.loads((tmp_path / "meta.json").read_text())["index_settings"]
+    assert settings["docstore_blocksize"] == 4096
+    reader = IndexReader(tmp_path)
+    assert reader.num_docs() == 9
+    assert {
+        h.text
+        for h in reader.fetch(
+            reader.search(
+                AnyOf((Word(("word",)),)), Filters(), Boosts(fields=BOOSTS), limit=20
+            ).addresses
+        )
+    } == {text}

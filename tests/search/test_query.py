@@ -5,10 +5,11 @@ from __future__ import annotations
 import string
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from trawl.errors import QueryError
+from trawl.search import query as query_module
 from trawl.search.query import MAX_QUERY_CHARS, MAX_WORDS, parse_query
 
 
@@ -99,3 +100,29 @@ def test_compound_words_bring_their_other_spellings() -> None:
 
 def test_excluded_and_quoted_words_bring_no_spellings() -> None:
     assert parse_query('"IL-6 receptor" -covid-19 h1n1').variants == ("h", "1", "n", "1")
+
+
+# Words, compounds, the operators' own characters and the whitespace the parser splits on.
+_QUERYISH = st.lists(
+    st.sampled_from(
+        [
+            *("il-6", "IL6", "covid-19", "Kärlek", "word", "AND", "OR", "and", "-", "--x"),
+            *('"', "(", ")", ":", "site:a.org", "lang:da", "a/b", "x_y", "+", "3.14"),
+            *(" ", "\t", "\u00a0"),
+        ]
+    ),
+    max_size=12,
+).map("".join)
+
+
+@given(st.one_of(_QUERYISH, st.text(max_size=60)))
+@example("IL6 levels in il-6 knockout mice")  # a split spelling before a joined one
+def test_plain_words_read_without_the_parser_as_the_parser_reads_them(typed: str) -> None:
+    # parse_query skips the parser when nothing in the text could be an operator.
+    assert parse_query(typed) == query_module._parse_operators(typed)
+
+
+def test_plain_word_shortcut_is_taken_only_without_operators() -> None:
+    assert query_module._SYNTAX.search("dna repair in il-6 cells") is None
+    for typed in ('"dna repair"', "dna -repair", "dna OR rna", "(dna)", "site:a.org dna"):
+        assert query_module._SYNTAX.search(typed) is not None

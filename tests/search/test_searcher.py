@@ -102,6 +102,30 @@ def test_a_stop_word_is_neither_required_nor_counted(tmp_path: Path) -> None:
     assert [h.url for h in page.hits][:2] == ["https://notes.example/0", "https://notes.example/1"]
 
 
+def test_stop_words_are_not_searched_beside_other_words(tmp_path: Path) -> None:
+    # "the" is on one page only, so BM25 alone would rank its repeats high; as a stop word
+    # beside "quokka" it is not searched, and the shorter page about quokkas wins.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    writer.upsert(_page(0, "The the the the the quokka"))
+    writer.upsert(_page(1, "quokka island"))
+    for n in range(2, 20):
+        writer.upsert(_page(n, f"Unrelated note number {n} about gardening."))
+    writer.close()
+    page = search(IndexReader(settings.index_path), "the quokka", settings)
+    assert [h.url for h in page.hits] == ["https://notes.example/1", "https://notes.example/0"]
+
+
+def test_a_query_of_stop_words_alone_still_searches_them(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    writer.upsert(_page(0, "The Who played here"))
+    writer.upsert(_page(1, "Quokkas live on an island"))
+    writer.close()
+    page = search(IndexReader(settings.index_path), "the who", settings)
+    assert [h.url for h in page.hits] == ["https://notes.example/0"]
+
+
 def test_a_compound_is_found_however_it_is_spelled(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path)
     writer = IndexWriter(settings.index_path)

@@ -1,9 +1,10 @@
 """Stop words by language: words that say how a query is put, not what it is about. Pure.
 
-They still score (BM25's IDF weighs them down); what they lose is a say in the
-rerank's coverage, in the all-words step and in proximity pairs: a page about
-"diet and cellulite" need not hold "and" (NFCorpus's documents have their stop
-words removed) and "who should be careful about curcumin" is about curcumin.
+Beside other words they are not searched (search/plan.py), and they have no
+say in the rerank's coverage or in proximity pairs: a page about "diet and
+cellulite" need not hold "and" (NFCorpus's documents have their stop words
+removed) and "who should be careful about curcumin" is about curcumin. A query
+of stop words alone ("the who") still searches them.
 
 The lists are the Snowball project's, as NLTK ships them, kept as package data
 in ``stop_lists/`` (its README says where they come from and why they are not
@@ -39,5 +40,10 @@ def stop_words(lang: str | None) -> frozenset[str]:
 
 def is_stop_word(word: str, languages: Iterable[str | None]) -> bool:
     """A stop word in any of the languages the query may be in."""
-    folded = fold(word.lower())
-    return any(folded in stop_words(lang) for lang in languages)
+    return fold(word.lower()) in stop_words_of(tuple(languages))
+
+
+@cache
+def stop_words_of(languages: tuple[str | None, ...]) -> frozenset[str]:
+    """The stop words of any of ``languages``: one set, asked once per query word."""
+    return frozenset().union(*map(stop_words, languages))

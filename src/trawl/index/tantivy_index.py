@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import tantivy
 
@@ -50,6 +50,10 @@ from trawl.records import Discussion, PageRecord
 SCHEMA_VERSION = 6
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
+# The stored pages' block size. tantivy decompresses a whole block to read one page, and a
+# search reads its top pages one by one: 4 KiB blocks, not tantivy's 16, cut that read by a
+# third on SciFact (9.8 -> 6.6 us a page) for a store 6% larger.
+_STORE_BLOCK_BYTES = 4096
 _PHRASE_FIELDS = ("title", "headings", "body", "anchors")
 _LOOKUP_FIELDS = ("host", "url_tokens")
 _UNSTEMMED = frozenset(_LOOKUP_FIELDS)
@@ -97,18 +101,32 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
             raise SearchIndexError(f"no index at {path}: crawl a site first")
         path.mkdir(parents=True, exist_ok=True)
         try:
-            index = tantivy.Index(_schema(), path=str(path), reuse=True)
+            index = _engine_index(path)
         except ValueError:
             if not replace:
                 raise
             shutil.rmtree(path)  # same version number, other fields: a rebuild starts over
             path.mkdir(parents=True)
-            index = tantivy.Index(_schema(), path=str(path), reuse=True)
+            index = _engine_index(path)
         if create:  # a reader writes nothing: search servers open the index read-only
             marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:
         raise SearchIndexError(f"cannot open index at {path}: {e}") from e
+
+
+def _engine_index(path: Path) -> Any:
+    index = tantivy.Index(_schema(), path=str(path), reuse=True)
+    # The Python binding takes no index settings, but tantivy reads them from meta.json on
+    # every open: a new, empty index gets its block size there and is opened again.
+    meta = path / "meta.json"
+    found = json.loads(meta.read_text())
+    settings = found["index_settings"]
+    if not found["segments"] and settings.get("docstore_blocksize") != _STORE_BLOCK_BYTES:
+        settings["docstore_blocksize"] = _STORE_BLOCK_BYTES
+        meta.write_text(json.dumps(found))
+        index = tantivy.Index(_schema(), path=str(path), reuse=True)
+    return index
 
 
 class IndexWriter:
@@ -216,9 +234,12 @@ class IndexHit:
         return discussions_from_field(bytes(self._doc.get_first("discussed") or b"").decode())
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A match as the rerank first sees it: fast fields only, no stored page read."""
+class Candidate(NamedTuple):
+    """A match as the rerank first sees it: fast fields only, no stored page read.
+
+    A named tuple, not a frozen dataclass: a query makes a few dozen, and a frozen
+    dataclass's checked ``__init__`` was 4% of a SciFact query's time.
+    """
 
     address: Any
     score: float

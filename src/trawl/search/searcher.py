@@ -1,8 +1,8 @@
 """Run a search: parse, plan, match (the cascade), rerank, page, snippet.
 
 The cascade (seed 000) for plain word queries: every word that counts
-required (a word on over half the pages, or a stop word of the query's
-languages, still scores but is not required);
+required (a word on over half the pages still scores but is not required;
+a stop word of the query's languages beside other words is not searched);
 when that fills less than the ranking depth, pages with any word follow
 (their coverage keeps them below pages with every word); when no page has
 any word's stem and the query was analysed in fewer languages than the index
@@ -16,13 +16,11 @@ rank.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Literal
 from urllib.parse import urlsplit
 
-from trawl.analysis.stopwords import is_stop_word
 from trawl.analysis.text import fold, language_code, stem_words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
@@ -108,7 +106,7 @@ def rank(
         return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
     weights = rank_weights(settings)
-    shape = _shape(reader, planned, languages)
+    shape = _shape(reader, planned)
     planned = require_counted(planned, shape.counted)
     # Every word first, for short queries and those coverage applies to; a longer query's
     # all-words matches gain nothing in the rerank, and the step would cost a search.
@@ -183,15 +181,13 @@ def _cascade(
     return IndexResults(wider.total, merged[:depth], complete=len(first.addresses))
 
 
-def _shape(reader: IndexReader, planned: Plan, languages: Sequence[str | None]) -> QueryShape:
+def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
     size = max(reader.size, 1)
     rare = [
         max((reader.doc_freq("body", s) for s in stems), default=0) <= _COMMON_SHARE * size
         for stems in planned.stems
     ]
-    counted = tuple(
-        r and not is_stop_word(w, languages) for r, w in zip(rare, planned.originals, strict=True)
-    )
+    counted = tuple(r and not s for r, s in zip(rare, planned.stop, strict=True))
     originals = tuple(fold(w) for w in planned.originals)
     return QueryShape(
         originals=originals,
