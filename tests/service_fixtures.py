@@ -13,7 +13,7 @@ from typing import Any
 import uvicorn
 
 from fixture_sites import Route, SiteServer, html_page
-from trawl.pipeline import crawl
+from trawl.pipeline.crawl_run import crawl
 from trawl.server.auth import create_key
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore

@@ -14,7 +14,7 @@ import pytest
 
 from fixture_sites import shared_data
 from trawl.index.tantivy_index import IndexReader
-from trawl.pipeline import crawl
+from trawl.pipeline.crawl_run import crawl
 from trawl.search.searcher import search
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore

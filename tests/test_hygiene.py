@@ -10,7 +10,8 @@ from pathlib import Path
 from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.dedup.simhash import distance, simhash
 from trawl.index.tantivy_index import IndexReader
-from trawl.pipeline import CrawlOutcome, crawl, evict
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
+from trawl.pipeline.upkeep import evict
 from trawl.search.searcher import search
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore

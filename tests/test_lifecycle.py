@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.index.tantivy_index import IndexReader
-from trawl.pipeline import CrawlOutcome, crawl
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.search.searcher import search
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore

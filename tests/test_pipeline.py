@@ -11,7 +11,9 @@ import pytest
 
 from fixture_sites import Route, SiteServer, html_page
 from trawl.index.tantivy_index import IndexReader, IndexWriter
-from trawl.pipeline import CrawlOutcome, PagePipeline, crawl, rebuild_index
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
+from trawl.pipeline.pages import PagePipeline
+from trawl.pipeline.upkeep import rebuild_index
 from trawl.records import CrawlUrl, FetchResult
 from trawl.search.searcher import search
 from trawl.settings import Settings

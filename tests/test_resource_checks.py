@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fixture_sites import Route, SiteServer, html_page
-from trawl.pipeline import CrawlOutcome, crawl
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
 

@@ -11,7 +11,7 @@ Reads every page and link from the store, then, in memory:
    credited to the canonical of the copy they link to;
 
 and writes the results back with ``Store.save_signals``. It returns the pages
-whose place in the index changed, so the caller (pipeline.py) re-indexes them.
+whose place in the index changed, so the caller (trawl.pipeline) re-indexes them.
 Only the store's interface is used: this module does no I/O of its own.
 """
 

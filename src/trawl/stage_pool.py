@@ -4,7 +4,7 @@ Parsing is most of a crawl's CPU time and building index documents (stemming eac
 page's text) most of a crawl's end. Run in the event loop's process, either holds
 the GIL away from fetching, storing and indexing; in a pool they run on the other
 cores. The stages themselves stay pure functions: this module only decides where
-they run, and ``pipeline.py`` still decides when.
+they run, and ``trawl.pipeline`` still decides when.
 
 The stages are imported where they run, not when this module is: ``trawl crawl``
 starts the pool before it imports the rest of the program, so the workers import

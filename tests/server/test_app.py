@@ -164,7 +164,7 @@ def test_serve_recrawls_on_schedule(serve: Callable[..., Any], tmp_path: Path) -
     import asyncio
 
     from fixture_sites import html_page
-    from trawl.pipeline import crawl
+    from trawl.pipeline.crawl_run import crawl
     from trawl.store.sqlite import SQLiteStore
 
     site = serve({"/": html_page("Home", "<p>heron</p>")})

@@ -36,7 +36,7 @@ def check_headers(
 
     Prints status (000: no response), Location and error. Exits 1 when any check failed.
     """
-    from trawl.pipeline import check_external_headers
+    from trawl.pipeline.resource_checks import check_external_headers
 
     try:
         settings = load_settings(config)
@@ -151,7 +151,7 @@ def evict(
 ) -> None:
     """Remove near-duplicates, gone pages, low-value pages and hosts in unwanted languages
     from store and index (rules and thresholds: the evict_* settings)."""
-    from trawl.pipeline import evict as run_evict
+    from trawl.pipeline.upkeep import evict as run_evict
 
     try:
         settings = load_settings(config, data=data, store=store_location)

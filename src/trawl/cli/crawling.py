@@ -133,7 +133,7 @@ def _crawl(
     fresh: bool,
     render: bool | None,
 ) -> None:
-    from trawl.pipeline import crawl as run_crawl
+    from trawl.pipeline.crawl_run import crawl as run_crawl
     from trawl.store import open_store
 
     try:
@@ -235,7 +235,7 @@ def recrawl(
     data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
 ) -> None:
     """Re-crawl every enabled site, one after another (unchanged pages answer 304)."""
-    from trawl.pipeline import recrawl_sites
+    from trawl.pipeline.upkeep import recrawl_sites
 
     try:
         settings = load_settings(config, data=data, store=store_location)
@@ -256,7 +256,7 @@ def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigO
     With a shared PostgreSQL store, run it where `trawl serve` runs: the server
     picks up each new commit by itself.
     """
-    from trawl.pipeline import rebuild_index
+    from trawl.pipeline.upkeep import rebuild_index
 
     try:
         settings = load_settings(config, data=data, store=store_location)
@@ -306,7 +306,7 @@ def worker(
     import os
     import socket
 
-    from trawl.pipeline import work
+    from trawl.pipeline.workers import work
     from trawl.store import open_store
     from trawl.urls.start import parse_start_url
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from trawl.errors import Conflict, NotFound, Unavailable
 from trawl.index.tantivy_index import IndexWriter
-from trawl.pipeline import evict
+from trawl.pipeline.upkeep import evict
 from trawl.records import ApiKey, ReportQuery
 from trawl.server import report
 from trawl.server.context import Context, context_of

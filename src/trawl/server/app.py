@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 
 from trawl import __version__
 from trawl.errors import TrawlError
-from trawl.pipeline import check_external_headers
+from trawl.pipeline.resource_checks import check_external_headers
 from trawl.server import api_admin, api_search, errors, ui
 from trawl.server.context import Context, HeaderChecker, context_of
 from trawl.server.limits_middleware import RequestLimits

@@ -2,7 +2,7 @@
 
 The crawl runs as an asyncio task beside the requests; its live counters come
 from the crawler's own stats, so the admin page shows them while it runs.
-The index writer's lock is the crawl lock (see pipeline.py): a crawl started
+The index writer's lock is the crawl lock (see pipeline/crawl_run.py): a crawl started
 by ``trawl crawl`` in another process makes this one fail with a clear error.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import Conflict, TrawlError
-from trawl.pipeline import CrawlOutcome, crawl
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.settings import Settings
 from trawl.store import open_store
 from trawl.store.base import Store

@@ -1,0 +1,15 @@
+"""The only package that knows the order of the stages, and a crawl's life.
+
+    start URLs -> Crawler (frontier, robots, fetch) -> pages.PagePipeline.fetched:
+        understand -> extract (parse_html) -> PageRecord -> store.save_page -> index
+
+    crawl_run.py        a crawl from start to end; judges its outcome
+    pages.py            each fetched page through the stages, in order
+    crawl_end.py        prune, the corpus batch step, the index, the crawl-log row
+    resource_checks.py  HEAD checks of the pages' resources and of any URLs
+    workers.py          one of many workers sharing a store's frontier
+    upkeep.py           rebuild the index, re-crawl every site, evict pages
+
+Everything else is a stage that does one thing and knows nothing of its
+neighbours.
+"""

@@ -1,0 +1,293 @@
+"""A crawl from start to end: open the store's run, crawl, check resources, finish.
+
+``crawl`` is the embedded crawl (one process, its own frontier and index
+writer); ``run_crawler`` drives the crawler for it and for workers
+(pipeline/workers.py) and judges the run: complete, capped, stopped or
+unhealthy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
+from trawl.crawl.frontier import CrawlFrontier, Frontier
+from trawl.errors import InvalidUrl, RenderError
+from trawl.index.tantivy_index import IndexWriter
+from trawl.net.addresses import Target
+from trawl.net.fetcher import Fetcher
+from trawl.pipeline.crawl_end import finish_crawl
+from trawl.pipeline.pages import PagePipeline
+from trawl.pipeline.resource_checks import check_resources
+from trawl.records import CrawlUrl, ResourceCheck
+from trawl.robots.policy import product_token
+from trawl.settings import Settings
+from trawl.stage_pool import StagePool, workers_for
+from trawl.store.base import Store
+from trawl.urls.identity import host_port, normalise
+from trawl.urls.safety import unsafe_reason
+from trawl.urls.scope import make_scope
+
+if TYPE_CHECKING:
+    from trawl.net.renderer import Renderer
+
+
+@dataclass(frozen=True)
+class CrawlOutcome:
+    crawl_id: int
+    outcome: str  # complete, capped, stopped, unhealthy
+    discovered: int
+    fetched: int
+    ok: int
+    failed: int
+    blocked: int
+    indexed: int
+    pruned: int
+    seconds: float
+    resumed_from: int | None = None
+    resources_checked: int = 0
+    resources_broken: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
+    samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
+
+    @classmethod
+    def of(
+        cls,
+        crawl_id: int,
+        outcome: str,
+        stats: CrawlStats,
+        started: float,
+        *,
+        indexed: int,
+        pruned: int,
+        resumed_from: int | None = None,
+        resources_checked: int = 0,
+        resources_broken: int = 0,
+    ) -> CrawlOutcome:
+        """The outcome of a run that began at ``started`` (monotonic) with ``stats``."""
+        return cls(
+            crawl_id=crawl_id,
+            outcome=outcome,
+            discovered=stats.discovered,
+            fetched=stats.fetched,
+            ok=stats.ok,
+            failed=stats.failed,
+            blocked=stats.blocked,
+            seconds=time.monotonic() - started,
+            indexed=indexed,
+            pruned=pruned,
+            resumed_from=resumed_from,
+            resources_checked=resources_checked,
+            resources_broken=resources_broken,
+            skipped=dict(stats.skipped),
+            samples=stats.samples,
+        )
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.fetched / self.seconds if self.seconds > 0 else 0.0
+
+
+async def crawl(
+    start_urls: Sequence[str],
+    settings: Settings,
+    store: Store,
+    on_progress: Callable[[CrawlStats], None] | None = None,
+    on_crawler: Callable[[Crawler], None] | None = None,
+    *,
+    fresh: bool = False,
+    allow: Sequence[Target] = (),
+    pool: StagePool | None = None,
+) -> CrawlOutcome:
+    """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
+
+    A run of the same start URLs that was stopped or killed is resumed unless
+    ``fresh``: what it fetched is not fetched again, what it had queued is.
+    ``allow`` names extra private host:port targets (``--allow-host``). ``pool``:
+    a stage pool started earlier (``trawl crawl`` starts it first thing), which the
+    crawl uses and closes; by default one is made for the ``parse_workers`` setting.
+    """
+    started = time.monotonic()
+    parser = pool or StagePool(workers_for(settings.parse_workers))
+    parser.warm_up()  # before the index writer starts its threads: see warm_up
+    try:
+        # The writer's lock is also the crawl lock: a crawl still marked running can
+        # only be one that died, so it is marked interrupted.
+        index = IndexWriter(settings.index_path)
+    except BaseException:
+        await parser.close()
+        raise
+    try:
+        store.interrupt_running()
+        previous = None if fresh else store.resumable_crawl(start_urls)
+        for url in start_urls:
+            store.add_site(url)
+        crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
+        pipeline = PagePipeline(
+            store,
+            index,
+            crawl_id,
+            parser,
+            product_token(settings.user_agent),
+            live_index_after=settings.live_index_after,
+        )
+        frontier = Frontier(
+            delay=settings.delay,
+            host_concurrency=settings.host_concurrency,
+            max_per_host=settings.max_per_host,
+            max_pending=settings.max_pending,
+        )
+        resume: list[CrawlUrl] = []
+        carried: list[str] = []
+        if previous is not None:
+            for url in store.frontier_finished(crawl_id):
+                frontier.mark_seen(url)
+                # What the interrupted run fetched was never indexed (see fetched):
+                # it is, with this run's pages, when this run ends.
+                carried.append(url)
+            resume = store.frontier_pending(crawl_id)
+        try:
+            stats, outcome = await run_crawler(
+                start_urls=start_urls,
+                resume=resume,
+                settings=settings,
+                frontier=frontier,
+                pipeline=pipeline,
+                on_progress=on_progress,
+                on_crawler=on_crawler,
+                allow=allow,
+            )
+        except RenderError:
+            # Chromium would not start, so no request was made: a failed run, not
+            # one to resume.
+            store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
+            raise
+        resources: list[ResourceCheck] = []
+        if settings.resource_checks > 0 and outcome != "stopped":
+            resources = await check_resources(
+                store, crawl_id, settings, _allowed(start_urls, allow)
+            )
+        pruned = await finish_crawl(
+            store,
+            index,
+            parser,
+            crawl_id,
+            start_urls=start_urls,
+            stats=stats,
+            outcome=outcome,
+            indexed_urls=[*carried, *pipeline.indexed_urls],
+        )
+    finally:
+        await parser.close()
+        index.close()
+    return CrawlOutcome.of(
+        crawl_id,
+        outcome,
+        stats,
+        started,
+        indexed=pipeline.indexed,
+        pruned=pruned,
+        resumed_from=previous.id if previous else None,
+        resources_checked=len(resources),
+        resources_broken=sum(r.broken for r in resources),
+    )
+
+
+async def run_crawler(
+    *,
+    start_urls: Sequence[str],
+    resume: Sequence[CrawlUrl],
+    settings: Settings,
+    frontier: CrawlFrontier,
+    pipeline: PagePipeline,
+    on_progress: Callable[[CrawlStats], None] | None,
+    on_crawler: Callable[[Crawler], None] | None,
+    allow: Sequence[Target],
+) -> tuple[CrawlStats, str]:
+    limits = CrawlLimits(
+        user_agent=settings.user_agent,
+        concurrency=settings.concurrency,
+        delay=settings.delay,
+        max_pages=settings.max_pages,
+        max_depth=settings.max_depth,
+        max_bytes=settings.max_bytes,
+        robots_max_bytes=settings.robots_max_bytes,
+        scope=settings.scope,
+    )
+    async with Fetcher(
+        user_agent=settings.user_agent,
+        timeout=settings.timeout,
+        concurrency=settings.concurrency,
+        host_concurrency=settings.host_concurrency,
+        allowed=_allowed(start_urls, allow),
+    ) as fetcher:
+        crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
+        async with _renderer(settings, fetcher, start_urls, crawler.robots_refusal) as renderer:
+            pipeline.renderer = renderer
+            if on_crawler is not None:
+                on_crawler(crawler)
+            stats = await crawler.run(start_urls, resume)
+            pipeline.renderer = None
+    if renderer is not None:
+        for reason, count in renderer.refused.items():
+            stats.skipped[f"browser request refused: {reason}"] += count
+    if crawler.stop_requested:
+        return stats, "stopped"
+    if stats.hit_page_cap:
+        return stats, "capped"
+    errors = stats.failed + stats.server_errors
+    if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
+        return stats, "unhealthy"
+    return stats, "complete"
+
+
+def _allowed(start_urls: Sequence[str], allow: Sequence[Target]) -> frozenset[Target]:
+    # The user named these exact targets, so they may be private (tests, intranets).
+    return frozenset(host_port(u) for u in start_urls) | frozenset(allow)
+
+
+@contextlib.asynccontextmanager
+async def _renderer(
+    settings: Settings,
+    fetcher: Fetcher,
+    start_urls: Sequence[str],
+    robots_refusal: Callable[[str], Awaitable[str | None]],
+) -> AsyncIterator[Renderer | None]:
+    """Chromium for the crawl when ``settings.render``; started before the first request,
+    so a browser that cannot start stops the crawl before it begins. ``robots_refusal``
+    is the crawl's own robots.txt check (the crawler's, with its cache)."""
+    if not settings.render:
+        yield None
+        return
+    from trawl.net.renderer import Renderer  # noqa: PLC0415 - Playwright only when rendering
+
+    scopes = [make_scope(settings.scope, u) for u in start_urls]
+
+    async def permits(url: str) -> str | None:
+        """The crawl's own rules for a request the page's scripts make."""
+        try:
+            identity = normalise(url)
+        except InvalidUrl:
+            return "invalid URL"
+        if not any(s.contains(identity) for s in scopes):
+            return "out of scope"
+        reason = unsafe_reason(url)
+        if reason is not None:
+            return f"unsafe URL: {reason}"
+        blocked = await robots_refusal(url)
+        return None if blocked is None else f"blocked by {blocked}"
+
+    async with Renderer(
+        fetcher,
+        permits,
+        executable=settings.chromium,
+        user_agent=settings.user_agent,
+        timeout=settings.render_timeout,
+        workers=settings.render_workers,
+        max_bytes=settings.max_bytes,
+    ) as renderer:
+        yield renderer

@@ -1,0 +1,140 @@
+"""Each fetched page through the stages, in order, into the store and the index.
+
+    FetchResult -> understand -> extract (parse_html, in the stage pool) ->
+        PageRecord -> store.save_page -> index (at the crawl's end, or live)
+
+``PagePipeline`` is what the crawler hands every event to: admitted URLs,
+request headers (validators), fetched pages, failures and skips.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from trawl.errors import RenderError
+from trawl.extract.links import followed
+from trawl.index.tantivy_index import IndexWriter
+from trawl.records import CrawlUrl, FetchResult, Link
+from trawl.stage_pool import StagePool
+from trawl.store.base import Store
+from trawl.understand.response import (
+    blocked_page,
+    failed_page,
+    understand_page,
+    understand_response,
+)
+
+if TYPE_CHECKING:
+    from trawl.net.renderer import Renderer
+
+
+COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progress searchable
+
+
+class PagePipeline:
+    """Receives every crawl event, keeps store and index in step."""
+
+    def __init__(
+        self,
+        store: Store,
+        index: IndexWriter | None,
+        crawl_id: int,
+        parser: StagePool | None = None,
+        robots_name: str = "trawlbot",
+        *,
+        live_index_after: int = 2000,
+    ) -> None:
+        """``robots_name``: our product token, which meta tags and X-Robots-Tag may name.
+        ``index`` None: pages go to the store only (workers; ``trawl index`` follows).
+        ``live_index_after``: indexable pages past this many are indexed as fetched too."""
+        self._parser = parser or StagePool(0)
+        self._live_index_after = live_index_after
+        self._robots_name = robots_name
+        self._store = store
+        self._index = index
+        self._crawl_id = crawl_id
+        self.indexed_urls: list[str] = []
+        self.renderer: Renderer | None = None  # set for the crawl when --render
+
+    @property
+    def indexed(self) -> int:
+        return len(self.indexed_urls)
+
+    def admitted(self, items: Sequence[CrawlUrl]) -> None:
+        self._store.frontier_add(self._crawl_id, items)
+
+    def request_headers(self, item: CrawlUrl) -> dict[str, str]:
+        """Validators from the last crawl: an unchanged page answers 304 and costs no body."""
+        etag, last_modified = self._store.validators(item.url)
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        return headers
+
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+        if result.status == 304:
+            self._store.touch_page(item.url, self._crawl_id)
+            return followed(tuple(self._store.links_from(item.url)))
+        record, follow = understand_response(item, result)
+        links: tuple[Link, ...] = ()
+        if record.indexable:
+            body, content_type = result.body, result.header("content-type")
+            if self.renderer is not None and result.status == 200:
+                try:
+                    body = (await self.renderer.render(item.url, result)).encode()
+                    content_type = "text/html; charset=utf-8"
+                except RenderError as e:
+                    # Extracted from the server's HTML, but labelled: the page the
+                    # browser would show is unknown.
+                    record = replace(record, error=str(e))
+            parsed = await self._parser.parse(
+                body, item.url, content_type, result.header("content-language")
+            )
+            record, follow = understand_page(
+                record, parsed, result, self._robots_name, item.lastmod
+            )
+            links = parsed.links
+        if self._store.threadsafe:
+            # A network round trip or several (PostgreSQL): waited for in a thread,
+            # so the event loop goes on fetching meanwhile.
+            await asyncio.to_thread(self._store.save_page, record, links, self._crawl_id)
+        else:
+            self._store.save_page(record, links, self._crawl_id)
+        if self._index is None:
+            return follow
+        if record.indexable:
+            # Indexed when the crawl ends (crawl_end.py): by then every link to the page is
+            # known (its anchor text) and the batch step has scored it. A document made
+            # now is made again then, at the same cost (stemming its text), so a short
+            # crawl waits; a long one, past live_index_after pages, pays twice for the
+            # rest so that they are searchable within COMMIT_EVERY pages of being found.
+            self.indexed_urls.append(record.url)
+            if len(self.indexed_urls) > self._live_index_after:
+                self._index.upsert(record)
+        elif record.status < 500:
+            # A page that turned into a redirect, a client error or a file leaves the
+            # index now. A server error may be an outage: it leaves only when the
+            # crawl ends healthy (see crawl_end.finish_crawl).
+            self._index.delete(record.url)
+        if self._index.pending >= COMMIT_EVERY:
+            self._index.commit()
+        return follow
+
+    def failed(self, item: CrawlUrl, error: str) -> None:
+        # No response at all: kept like a server error, judged when the crawl ends.
+        self._store.save_page(failed_page(item, time.time(), error), (), self._crawl_id)
+        self._store.frontier_mark(self._crawl_id, item.url, "failed", error)
+
+    def skipped(self, item: CrawlUrl, reason: str) -> None:
+        if reason.startswith("robots.txt"):
+            # Recorded as a page (label Blocked), and so out of the index.
+            self._store.save_page(blocked_page(item, time.time()), (), self._crawl_id)
+            if self._index is not None:
+                self._index.delete(item.url)
+        self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)

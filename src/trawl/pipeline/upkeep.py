@@ -1,0 +1,107 @@
+"""Store and index upkeep outside a crawl: rebuild the index, re-crawl every site,
+evict pages the eviction rules name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trawl.corpus import update_signals
+from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
+from trawl.pipeline.pages import COMMIT_EVERY
+from trawl.settings import Settings
+from trawl.stage_pool import StagePool, workers_for
+from trawl.store.base import Store
+from trawl.understand.eviction import (
+    EvictionRules,
+    eviction_reason,
+    host_languages,
+    parse_languages,
+)
+
+
+async def rebuild_index(store: Store, settings: Settings) -> int:
+    """Run the corpus batch step, then rebuild the index from the store's searchable
+    pages (indexable, not a duplicate); return how many were indexed.
+
+    One commit at the end: a search server reading the index meanwhile answers from
+    the old one until the new one is whole (the writer spills segments to disk as
+    its memory fills, uncommitted), and a rebuild that fails publishes nothing.
+    """
+    pool = StagePool(workers_for(settings.parse_workers), parsing=False)
+    pool.warm_up()  # before the index writer starts its threads: see warm_up
+    count = 0
+    try:
+        index = IndexWriter(settings.index_path, fresh=True)
+        try:
+            update_signals(store)
+            pages = (
+                (record, store.anchors_to(record.url))
+                for record in store.pages(indexable_only=True)
+                if record.searchable
+            )
+            async for fields in pool.documents(pages):
+                index.upsert_fields(fields)
+                count += 1
+        except BaseException:
+            index.rollback()
+            raise
+        finally:
+            index.close()
+    finally:
+        await pool.close()
+    return count
+
+
+async def recrawl_sites(settings: Settings, store: Store) -> list[CrawlOutcome]:
+    """Crawl every enabled site again, one after another."""
+    return [
+        await crawl([site.start_url], settings, store, fresh=True)
+        for site in store.sites()
+        if site.enabled
+    ]
+
+
+@dataclass(frozen=True)
+class Eviction:
+    counts: dict[str, int]  # rule -> pages
+    samples: dict[str, list[str]]  # rule -> a few of them
+    removed: int  # 0 on a dry run
+
+
+EVICTION_SAMPLES = 5
+
+
+def evict(store: Store, settings: Settings, *, dry_run: bool) -> Eviction:
+    """Apply the eviction rules (trawl.understand.eviction) to every stored page; unless
+    ``dry_run``, remove what they name from store and index."""
+    rules = EvictionRules(
+        min_quality=settings.evict_min_quality,
+        min_authority=settings.evict_min_authority,
+        languages=parse_languages(settings.evict_languages),
+    )
+    languages = host_languages((r.host, r.lang) for r in store.pages(indexable_only=True))
+    counts: dict[str, int] = {}
+    samples: dict[str, list[str]] = {}
+    doomed: list[str] = []
+    for record in store.pages():
+        reason = eviction_reason(record, languages.get(record.host), rules)
+        if reason is None:
+            continue
+        counts[reason] = counts.get(reason, 0) + 1
+        if len(samples.setdefault(reason, [])) < EVICTION_SAMPLES:
+            samples[reason].append(record.url)
+        doomed.append(record.url)
+    if dry_run or not doomed:
+        return Eviction(counts, samples, 0)
+    index = IndexWriter(settings.index_path)
+    try:
+        store.delete_pages(doomed)
+        for url in doomed:
+            index.delete(url)
+            if index.pending >= COMMIT_EVERY * 10:
+                index.commit()
+    finally:
+        index.close()
+    return Eviction(counts, samples, len(doomed))

@@ -1,0 +1,132 @@
+"""One worker of a crawl shared through the store (PostgreSQL): many on many machines.
+
+The frontier is the store's (``SharedFrontier``); a worker holds leases on the
+URLs it fetches and renews them while it crawls. No worker writes an index:
+``trawl index`` builds it from the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
+
+from trawl.crawl.crawler import Crawler, CrawlStats
+from trawl.crawl.shared_frontier import SharedFrontier
+from trawl.errors import StoreError
+from trawl.net.addresses import Target
+from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
+from trawl.pipeline.pages import PagePipeline
+from trawl.robots.policy import product_token
+from trawl.settings import Settings
+from trawl.stage_pool import StagePool, workers_for
+from trawl.store.base import Store
+
+
+async def work(
+    start_urls: Sequence[str],
+    settings: Settings,
+    store: Store,
+    *,
+    owner: str,
+    on_crawler: Callable[[Crawler], None] | None = None,
+    allow: Sequence[Target] = (),
+) -> CrawlOutcome:
+    """Be one worker of a crawl shared through ``store``: join the running crawl of
+    ``start_urls`` (begin it if there is none; no start URLs: the latest running
+    crawl), fetch URLs under leases until no URL is queued or leased anywhere.
+
+    The worker that sees the frontier empty closes the crawl: inlinks, pruning
+    after a healthy run, the crawl-log row (the figures are the store's, over all
+    workers). Several may do so at the end; each step gives the same result twice.
+    """
+    started = time.monotonic()
+    parser = StagePool(workers_for(settings.parse_workers))
+    parser.warm_up()
+    try:
+        crawl_id = store.join_crawl(start_urls)
+        joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
+        starts = list(start_urls) or (joined[0] if joined else [])
+        for url in starts:
+            store.add_site(url)
+        pipeline = PagePipeline(store, None, crawl_id, parser, product_token(settings.user_agent))
+        frontier = SharedFrontier(
+            store,
+            crawl_id,
+            owner,
+            delay=settings.delay,
+            host_concurrency=settings.host_concurrency,
+            lease=settings.lease,
+            max_pages=settings.max_pages,
+        )
+        renewing = asyncio.create_task(_renew_leases(frontier, settings.lease))
+        try:
+            stats, outcome = await run_crawler(
+                start_urls=starts,
+                resume=(),
+                settings=settings,
+                frontier=frontier,
+                pipeline=pipeline,
+                on_progress=None,
+                on_crawler=on_crawler,
+                allow=allow,
+            )
+        finally:
+            renewing.cancel()
+        pruned = 0
+        if outcome != "stopped" and frontier.capped:
+            # max_pages is spent over all the workers: the crawl ends capped, pruning
+            # nothing (each worker that runs out closes it, with the store's figures).
+            outcome, _ = _close_shared_crawl(store, crawl_id, starts, stats, settings, capped=True)
+        elif outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
+            outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
+    finally:
+        await parser.close()
+    return CrawlOutcome.of(crawl_id, outcome, stats, started, indexed=0, pruned=pruned)
+
+
+async def _renew_leases(frontier: SharedFrontier, lease: float) -> None:
+    """Renew the worker's leases every third of a lease while it crawls."""
+    while True:
+        await asyncio.sleep(lease / 3)
+        try:
+            frontier.renew()
+        except StoreError:
+            # The store is out of reach for now: the next renewal may get through
+            # before the leases run out, and the crawl itself will meet the error.
+            continue
+
+
+def _close_shared_crawl(
+    store: Store,
+    crawl_id: int,
+    starts: Sequence[str],
+    stats: CrawlStats,
+    settings: Settings,
+    *,
+    capped: bool = False,
+) -> tuple[str, int]:
+    """The end of a crawl shared by workers, judged on every worker's results; a
+    ``capped`` one prunes nothing, like an embedded crawl that hit max_pages."""
+    counts = store.frontier_counts(crawl_id)
+    ok, failed = counts.get("fetched", 0), counts.get("failed", 0)
+    errors = failed + len(store.server_error_pages(crawl_id))
+    healthy = ok > 0 and errors <= settings.max_error_rate * max(1, ok + failed)
+    hosts = sorted({urlsplit(u).hostname or "" for u in starts})
+    store.count_inlinks(hosts)
+    pruned = 0
+    if healthy and not capped:
+        gone = store.unseen_pages(crawl_id, hosts)
+        store.delete_pages(gone)
+        pruned = len(gone)
+    outcome = "capped" if capped else "complete" if healthy else "unhealthy"
+    store.finish_crawl(
+        crawl_id,
+        pages_ok=ok,
+        pages_failed=failed,
+        outcome=outcome,
+        skipped=stats.skipped,
+        samples=stats.samples,
+    )
+    return outcome, pruned
