@@ -168,7 +168,9 @@ def _parse_operators(text: str) -> ParsedQuery:
 
 
 def _words_only(words: list[str]) -> Expr | None:
-    return _simplify(And(tuple(Term((w,)) for w in words))) if words else None
+    if not words:
+        return None
+    return Term((words[0],)) if len(words) == 1 else And(tuple(Term((w,)) for w in words))
 
 
 def _parse_date(value: str) -> datetime | None:

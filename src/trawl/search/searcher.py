@@ -135,6 +135,8 @@ def _with_filters(
     before: date | None,
 ) -> ParsedQuery:
     """Filters given beside the text (API parameters, form fields) join those typed in it."""
+    if not (lang or site or after or before):
+        return query
     # Pages are filed under their host name alone, so a port given with it is dropped.
     site = _host_name((site or "").strip("./ "))
     return replace(
