@@ -102,37 +102,38 @@ def test_a_stop_word_is_neither_required_nor_counted(tmp_path: Path) -> None:
     assert [h.url for h in page.hits][:2] == ["https://notes.example/0", "https://notes.example/1"]
 
 
+def _notes(tmp_path: Path, *texts: str) -> Settings:
+    """An index of notes.example/0, /1, ... holding ``texts``."""
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    for n, text in enumerate(texts):
+        writer.upsert(_page(n, text))
+    writer.close()
+    return settings
+
+
 def test_stop_words_are_not_searched_beside_other_words(tmp_path: Path) -> None:
     # "the" is on one page only, so BM25 alone would rank its repeats high; as a stop word
     # beside "quokka" it is not searched, and the shorter page about quokkas wins.
-    settings = Settings(data=tmp_path)
-    writer = IndexWriter(settings.index_path)
-    writer.upsert(_page(0, "The the the the the quokka"))
-    writer.upsert(_page(1, "quokka island"))
-    for n in range(2, 20):
-        writer.upsert(_page(n, f"Unrelated note number {n} about gardening."))
-    writer.close()
+    unrelated = [f"Unrelated note number {n} about gardening." for n in range(2, 20)]
+    settings = _notes(tmp_path, "The the the the the quokka", "quokka island", *unrelated)
     page = search(IndexReader(settings.index_path), "the quokka", settings)
     assert [h.url for h in page.hits] == ["https://notes.example/1", "https://notes.example/0"]
 
 
 def test_a_query_of_stop_words_alone_still_searches_them(tmp_path: Path) -> None:
-    settings = Settings(data=tmp_path)
-    writer = IndexWriter(settings.index_path)
-    writer.upsert(_page(0, "The Who played here"))
-    writer.upsert(_page(1, "Quokkas live on an island"))
-    writer.close()
+    settings = _notes(tmp_path, "The Who played here", "Quokkas live on an island")
     page = search(IndexReader(settings.index_path), "the who", settings)
     assert [h.url for h in page.hits] == ["https://notes.example/0"]
 
 
 def test_a_compound_is_found_however_it_is_spelled(tmp_path: Path) -> None:
-    settings = Settings(data=tmp_path)
-    writer = IndexWriter(settings.index_path)
-    writer.upsert(_page(0, "Serum IL-6 rises after exercise."))
-    writer.upsert(_page(1, "Serum IL6 rises after exercise."))
-    writer.upsert(_page(2, "Serum levels fall at rest."))
-    writer.close()
+    settings = _notes(
+        tmp_path,
+        "Serum IL-6 rises after exercise.",
+        "Serum IL6 rises after exercise.",
+        "Serum levels fall at rest.",
+    )
     reader = IndexReader(settings.index_path)
     for query in ("il6", "IL-6", "il 6"):
         found = {h.url for h in search(reader, query, settings).hits}
