@@ -66,7 +66,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     title_words, heading_text = words(title), "\n".join(headings)
     # Each part's words, then other spellings of its compounds (analysis.variant_words).
     title_stems = stem_words(words_with_variants(title), lang)
-    heading_stems = stem_words(words_with_variants(heading_text), lang)
+    heading_stems = stem_words(words_with_variants(heading_text), lang) if heading_text else []
     text_stems = stem_words(words_with_variants(record.text), lang)
     anchor_stems = stem_words(words_with_variants("\n".join(anchors)), lang) if anchors else []
     title_terms = " ".join(title_stems)
@@ -74,7 +74,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     # even when its body is short or empty (measured: CACM nDCG@10 0.40 -> 0.46).
     body_terms = f"{title_terms} {' '.join(text_stems)}"
     url_words = [fold(w) for w in url_path_words(path)] if path else []
-    host_terms = host_words(host)
+    host_terms = host_words(host) if host else []
     # A dict, not a set: first-seen order, so a page's document is the same in every
     # process (a set's order follows the process's string hash seed).
     distinct = dict.fromkeys(
