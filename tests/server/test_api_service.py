@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import time
@@ -52,6 +53,18 @@ def _service(
 @pytest.fixture
 def service(serve: Serve, tmp_path: Path) -> Iterator[Service]:
     yield from _service(serve, tmp_path)
+
+
+def wait_for_check(client: TestClient, key: str, timeout: float = 30) -> dict[str, Any]:
+    """The header check's status once it has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        response = client.get("/api/admin/report/external/check", headers={"X-API-Key": key})
+        status: dict[str, Any] = response.json()
+        if not status["running"]:
+            return status
+        time.sleep(0.05)
+    raise AssertionError("the header check did not end")
 
 
 def wait_for_crawl(service: Service, timeout: float = 60) -> dict[str, Any]:
@@ -359,7 +372,9 @@ def test_external_links_and_the_real_header_checker(service: Service) -> None:
     assert row["example_source"] == service.site.url("/") and row["sources"] == 1
 
     response = service.admin("POST", "/api/admin/report/external/check")
-    assert response.json() == {"checked": 1}
+    assert response.status_code == 202 and response.json()["total"] == 1
+    status = wait_for_check(service.client, service.key)
+    assert status["checked"] == 1 and not status["cancelled"] and status["finished_at"]
     row = service.admin("GET", "/api/admin/report/external").json()["rows"][0]
     # A private address: refused by the checker's public-only rule, so no response (000).
     assert row["status"] == 0 and row["error"] and row["checked_at"] is not None
@@ -395,11 +410,34 @@ def test_check_headers_stores_what_the_checker_found(serve: Serve, tmp_path: Pat
     key = {"X-API-Key": new_key(config)}
     with TestClient(create_app(config, head_on_loopback)) as client:
         response = client.post("/api/admin/report/external/check", headers=key)
-        assert response.json() == {"checked": 1}
+        assert response.status_code == 202
+        assert wait_for_check(client, key["X-API-Key"])["checked"] == 1
         row = client.get("/api/admin/report/external", headers=key).json()["rows"][0]
     assert row["url"] == target.url("/page") and row["status"] == 200
     assert row["checked_at"] is not None
     assert [m for _, m, _ in target.requests] == ["HEAD"]
+
+
+async def head_never_answers(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
+    """A header checker whose requests never come back (a target that hangs)."""
+    await asyncio.sleep(3600)
+    return []
+
+
+def test_a_running_header_check_refuses_a_second_and_can_be_cancelled(
+    serve: Serve, tmp_path: Path
+) -> None:
+    for service in _service(serve, tmp_path, {"header_checker": head_never_answers}):
+        started = service.admin("POST", "/api/admin/report/external/check")
+        assert started.status_code == 202 and started.json()["running"]
+        again = service.admin("POST", "/api/admin/report/external/check")
+        assert again.status_code == 409 and "already running" in again.json()["error"]
+        cancelled = service.admin("POST", "/api/admin/report/external/check/cancel")
+        assert cancelled.json() == {"cancelled": True}
+        status = wait_for_check(service.client, service.key)
+        assert status["cancelled"] and status["checked"] == 0 and status["finished_at"]
+        again = service.admin("POST", "/api/admin/report/external/check/cancel")
+        assert again.json() == {"cancelled": False}
 
 
 def test_keys_are_listed_by_name_never_by_value(service: Service) -> None:

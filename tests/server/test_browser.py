@@ -7,10 +7,11 @@ Chromium is Debian's package (.ci/run installs it); without it these tests skip.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,11 @@ from service_fixtures import (
     service_settings,
     site_routes,
 )
+from trawl.pipeline.resource_checks import check_external_headers
+from trawl.records import HeaderCheck
 from trawl.server.app import create_app
+from trawl.server.header_checks import HeaderChecker
+from trawl.settings import Settings
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -69,8 +74,9 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-@pytest.fixture
-def live(serve: Serve, tmp_path: Path, browser: Any) -> Iterator[Live]:
+def _live(
+    serve: Serve, tmp_path: Path, browser: Any, checker: HeaderChecker = check_external_headers
+) -> Iterator[Live]:
     site = serve(site_routes())
     config = service_settings(tmp_path)
     crawl_site(site, config)
@@ -78,9 +84,25 @@ def live(serve: Serve, tmp_path: Path, browser: Any) -> Iterator[Live]:
     context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(20_000)
-    with LiveServer(create_app(config)) as base:
+    with LiveServer(create_app(config, checker)) as base:
         yield Live(base, key, site, page)
     context.close()
+
+
+@pytest.fixture
+def live(serve: Serve, tmp_path: Path, browser: Any) -> Iterator[Live]:
+    yield from _live(serve, tmp_path, browser)
+
+
+async def slow_answer(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
+    """A header checker whose targets take two seconds to answer (204)."""
+    await asyncio.sleep(2)
+    return [HeaderCheck(url, 204, None, (), None, 0.0) for url in urls]
+
+
+@pytest.fixture
+def live_slow_check(serve: Serve, tmp_path: Path, browser: Any) -> Iterator[Live]:
+    yield from _live(serve, tmp_path, browser, slow_answer)
 
 
 def shoot(page: Any, name: str) -> None:
@@ -186,7 +208,9 @@ def test_external_links_and_metrics_pages(live: Live) -> None:
     page.goto(live.base + "/admin/report/external")
     assert ELSEWHERE in page.inner_text("#external")
     page.click("#check")
-    page.wait_for_selector(".flash")
+    page.wait_for_selector(".flash")  # "checking 1 URL in the background"
+    # The check runs in the background; the page follows it and shows the answers at its end.
+    page.wait_for_selector("#check-status :text('Last header check: 1 of 1 checked')")
     row = page.locator("#external tbody tr").first.inner_text()
     assert "000" in row and "non-public address" in row  # refused before any request
     shoot(page, "external-links")
@@ -199,3 +223,17 @@ def test_external_links_and_metrics_pages(live: Live) -> None:
         assert page.locator(f"#chart-{chart} svg").count() == 1
     assert "3 documents" in page.inner_text(".stats")
     shoot(page, "metrics")
+
+
+def test_a_header_check_is_followed_while_it_runs(live_slow_check: Live) -> None:
+    live, page = live_slow_check, live_slow_check.page
+    live.login()
+    page.goto(live.base + "/admin/report/external")
+    page.click("#check")
+    # Back on the page at once, the check still running: its progress, a Cancel button.
+    assert "Checking headers: 0 of 1 checked" in page.inner_text("#check-status")
+    assert page.locator("#cancel-check").is_visible() and page.locator("#check").is_disabled()
+    # The page polls the status and reloads itself when the check ends.
+    page.wait_for_selector("#check-status :text('Last header check: 1 of 1 checked')")
+    assert "204" in page.locator("#external tbody tr").first.inner_text()
+    assert page.locator(".flash").count() == 0  # the reload dropped the start message

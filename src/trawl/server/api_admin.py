@@ -299,22 +299,38 @@ def external_links_csv(
     return report.csv_response("external-links", report.EXTERNAL_HEADER, rows())
 
 
-async def check_external(ctx: Context) -> int:
-    """Header-check every external link target; return how many were checked."""
-    if ctx.header_checker is None:
+def check_external(ctx: Context) -> int:
+    """Start header-checking every external link target in the background; return how
+    many will be checked."""
+    if not ctx.header_checks.available:
         raise Unavailable("header checks are not part of this build yet")
     with ctx.store() as store:
         urls = [e.url for e in report.all_external(store)][:MAX_CHECKS]
-    checks = await ctx.header_checker(urls, ctx.settings)
-    with ctx.store() as store:
-        store.save_header_checks(checks)
-    return len(checks)
+    return ctx.header_checks.start(urls)
 
 
-@router.post("/report/external/check")
+# The job runs as a task in the server's event loop: these routes run in it too (async),
+# never in FastAPI's thread pool.
+@router.post("/report/external/check", status_code=202)
 async def post_check_external(request: Request) -> dict[str, Any]:
-    """Check the headers of every external link (HEAD only, seed 003's rules)."""
-    return {"checked": await check_external(context_of(request))}
+    """Start checking the headers of every external link (HEAD only, seed 003's rules),
+    in the background, a batch at a time; 409 while a check runs. Each batch is saved
+    as it comes back: the report fills in, and GET on this path tells the progress."""
+    ctx = context_of(request)
+    check_external(ctx)
+    return ctx.header_checks.status()
+
+
+@router.get("/report/external/check")
+async def get_check_external(request: Request) -> dict[str, Any]:
+    """The running header check's progress, or the last one's result."""
+    return context_of(request).header_checks.status()
+
+
+@router.post("/report/external/check/cancel")
+async def cancel_check_external(request: Request) -> dict[str, Any]:
+    """Stop the running header check; what it checked so far stays saved."""
+    return {"cancelled": context_of(request).header_checks.cancel()}
 
 
 def resource_rows(ctx: Context, broken: bool, limit: int, offset: int) -> list[dict[str, Any]]:

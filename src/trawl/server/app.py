@@ -23,7 +23,8 @@ from trawl import __version__
 from trawl.errors import TrawlError
 from trawl.pipeline.resource_checks import check_external_headers
 from trawl.server import api_admin, api_search, errors, ui
-from trawl.server.context import Context, HeaderChecker, context_of
+from trawl.server.context import Context, context_of
+from trawl.server.header_checks import HeaderChecker
 from trawl.server.limits_middleware import RequestLimits
 from trawl.settings import Settings
 
@@ -65,6 +66,7 @@ def create_app(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await context.header_checks.close()
         await context.crawls.close()
 
     app = FastAPI(

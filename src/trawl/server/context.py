@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -11,18 +11,15 @@ from limits import RateLimitItem
 
 from trawl.errors import RateLimited
 from trawl.index.tantivy_index import IndexReader
-from trawl.records import ApiKey, HeaderCheck
+from trawl.records import ApiKey
 from trawl.server import auth
 from trawl.server.crawls import CrawlManager
+from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
 from trawl.server.metrics import Metrics
 from trawl.server.ratelimit import RateLimits
 from trawl.settings import Settings
 from trawl.store import open_store
 from trawl.store.base import Store
-
-# Checks external URLs with header-only requests under seed 003's rules
-# (trawl.pipeline.check_external_headers, by default).
-HeaderChecker = Callable[[Sequence[str], Settings], Awaitable[list[HeaderCheck]]]
 
 
 class LazyIndex:
@@ -48,7 +45,7 @@ class Context:
         self.crawls = CrawlManager(settings)
         self.limits = RateLimits(settings.search_rate_limit, settings.admin_rate_limit)
         self.metrics = Metrics(self.crawls, self.index.documents, settings.index_path)
-        self.header_checker = header_checker
+        self.header_checks = HeaderCheckJobs(settings, header_checker)
 
     @contextmanager
     def store(self) -> Iterator[Store]:

@@ -392,7 +392,8 @@ def admin_external(
             "q": q,
             "page": page,
             "last_page": max(1, math.ceil(total / per_page)),
-            "can_check": ctx.header_checker is not None,
+            "can_check": ctx.header_checks.available,
+            "check": ctx.header_checks.status(),
             "csv_link": "/api/admin/report/external.csv?" + urlencode({"q": q} if q else {}),
             "msg": msg[:300],
             "err": err[:300],
@@ -431,10 +432,22 @@ async def admin_check(request: Request) -> Response:
     if not isinstance(ctx, Context):
         return ctx
     try:
-        checked = await api_admin.check_external(ctx)
+        total = api_admin.check_external(ctx)
     except TrawlError as e:
         return _back("/admin/report/external", error=str(e))
-    return _back("/admin/report/external", message=f"checked {checked} URLs")
+    urls = "URL" if total == 1 else "URLs"
+    return _back("/admin/report/external", message=f"checking {total} {urls} in the background")
+
+
+@router.post("/admin/report/external/check/cancel", response_model=None)
+async def admin_check_cancel(request: Request) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    if ctx.header_checks.cancel():
+        message = "header check cancelled; what it checked is kept"
+        return _back("/admin/report/external", message=message)
+    return _back("/admin/report/external", error="no header check is running")
 
 
 @router.get("/admin/metrics", response_class=HTMLResponse, response_model=None)

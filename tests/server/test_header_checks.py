@@ -1,0 +1,98 @@
+"""The background header check: batches saved as they come, one job at a time, a cancel
+that keeps what was checked (trawl.server.header_checks)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from fixture_sites import SiteServer, html_page
+from service_fixtures import crawl_site, service_settings
+from trawl.errors import Conflict, Unavailable
+from trawl.records import HeaderCheck
+from trawl.server.header_checks import HeaderCheckJobs
+from trawl.settings import Settings
+from trawl.store import open_store
+
+Serve = Callable[..., SiteServer]
+TARGETS = [f"http://10.255.255.1:9/{name}" for name in ("a", "b", "c")]
+
+
+def _crawled(serve: Serve, tmp_path: Path) -> Settings:
+    """A data folder whose one page links to the three TARGETS."""
+    links = "".join(f'<a href="{url}">{url}</a>' for url in TARGETS)
+    site = serve({"/": html_page("Links out", f"<p>Three links out.</p>{links}")})
+    settings = service_settings(tmp_path)
+    crawl_site(site, settings)
+    return settings
+
+
+def _checked(settings: Settings) -> dict[str, int | None]:
+    store = open_store(settings)
+    try:
+        _, rows = store.external_links("", 10, 0)
+    finally:
+        store.close()
+    return {row.url: row.status for row in rows}
+
+
+def test_a_cancelled_check_keeps_every_batch_it_finished(serve: Serve, tmp_path: Path) -> None:
+    settings = _crawled(serve, tmp_path)
+    asked: list[list[str]] = []
+
+    async def run() -> dict[str, object]:
+        second_asked = asyncio.Event()
+
+        async def first_batch_only(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
+            asked.append(list(urls))
+            if len(asked) > 1:  # the first batch is saved by now
+                second_asked.set()
+                await asyncio.sleep(3600)  # the second batch's target never answers
+            return [HeaderCheck(url, 204, None, (), None, 0.0) for url in urls]
+
+        jobs = HeaderCheckJobs(settings, first_batch_only, batch=1)
+        assert jobs.start(TARGETS) == 3
+        await second_asked.wait()
+        assert jobs.status()["running"] and jobs.status()["checked"] == 1
+        with pytest.raises(Conflict):
+            jobs.start(TARGETS)
+        assert jobs.cancel()
+        await jobs.close()
+        return jobs.status()
+
+    status = asyncio.run(run())
+    assert status["checked"] == 1 and status["total"] == 3 and status["cancelled"]
+    assert not status["running"] and status["finished_at"] is not None
+    assert asked == [[TARGETS[0]], [TARGETS[1]]]
+    assert _checked(settings) == {TARGETS[0]: 204, TARGETS[1]: None, TARGETS[2]: None}
+
+
+def test_a_check_runs_every_batch_to_the_end(serve: Serve, tmp_path: Path) -> None:
+    settings = _crawled(serve, tmp_path)
+    sizes: list[int] = []
+
+    async def answer(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
+        sizes.append(len(urls))
+        return [HeaderCheck(url, 200, None, (), None, 0.0) for url in urls]
+
+    async def run() -> dict[str, object]:
+        jobs = HeaderCheckJobs(settings, answer, batch=2)
+        jobs.start(TARGETS)
+        await jobs.finished()
+        return jobs.status()
+
+    status = asyncio.run(run())
+    assert status["checked"] == 3 and not status["cancelled"] and status["error"] is None
+    assert sizes == [2, 1]
+    assert _checked(settings) == dict.fromkeys(TARGETS, 200)
+
+
+def test_without_a_checker_nothing_starts(tmp_path: Path) -> None:
+    jobs = HeaderCheckJobs(service_settings(tmp_path), None)
+    assert not jobs.available
+    with pytest.raises(Unavailable):
+        jobs.start(TARGETS)
+    assert jobs.status()["total"] == 0 and not jobs.cancel()
