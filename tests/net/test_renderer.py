@@ -111,6 +111,43 @@ def test_links_inserted_by_javascript_are_crawled_only_with_render(
         store.close()
 
 
+SHARED_JS = b"document.body.insertAdjacentHTML('beforeend', '<p>Rendered by shared.js</p>');"
+
+
+def test_static_assets_are_fetched_once_per_crawl(serve: Serve, tmp_path: Path) -> None:
+    # Four pages share a script, a stylesheet and an image; one more script is marked
+    # no-store. Each page renders in a fresh context, so only our cache keeps the site
+    # from being asked for every asset on every page.
+    assets = '<script src="/shared.js"></script><script src="/fresh.js"></script>'
+    assets += '<link rel="stylesheet" href="/shared.css"><img src="/logo.png" alt="">'
+    links = "".join(f'<a href="/{name}">{name}</a>' for name in ("a", "b", "c"))
+    routes = {f"/{name}": html_page(name, f"<p>Page {name}.</p>{assets}") for name in "abc"}
+    routes["/"] = html_page("Home", f"<p>Home.</p>{links}{assets}")
+    routes["/shared.js"] = Route(SHARED_JS, headers={"Content-Type": "text/javascript"})
+    routes["/shared.css"] = Route(b"p { color: teal }", headers={"Content-Type": "text/css"})
+    routes["/logo.png"] = Route(b"\x89PNG", headers={"Content-Type": "image/png"})
+    routes["/fresh.js"] = Route(
+        b"void 0;", headers={"Content-Type": "text/javascript", "Cache-Control": "no-store"}
+    )
+    site = serve(routes)
+    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
+    done = trawl(
+        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0",
+        "--config", str(tmp_path / "none.toml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    gets = [p for _, m, p in site.requests if m == "GET"]
+    assert [gets.count(p) for p in ("/shared.js", "/shared.css", "/logo.png")] == [1, 1, 1]
+    assert gets.count("/fresh.js") == 4
+    store = SQLiteStore(tmp_path / "d" / "trawl.sqlite")
+    try:
+        for path in ("/", "/a", "/b", "/c"):  # every page ran the script it was served
+            page = store.page(site.url(path))
+            assert page is not None and "Rendered by shared.js" in page.text, path
+    finally:
+        store.close()
+
+
 async def test_a_hung_page_times_out_and_the_next_page_still_renders(serve: Serve) -> None:
     from trawl.net.renderer import Renderer
 

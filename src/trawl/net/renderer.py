@@ -14,7 +14,12 @@ response and lets Chromium run the page's JavaScript on it:
   (a dead proxy catches the last kind);
 - each page gets a fresh browser context (no cookies, storage or cache from
   the page before) and one deadline, ``timeout``, for loading, settling and
-  reading the DOM. A page that overruns it has its context closed; when even
+  reading the DOM;
+- scripts, stylesheets, images and fonts are fetched once per crawl and then
+  served from our own memory (``CACHE_BYTES``, least recently used out first;
+  never an answer marked ``no-store``): a site's pages share most of their
+  assets, and a fresh context per page would otherwise ask the site for all of
+  them again on every page. A page that overruns it has its context closed; when even
   closing fails the whole browser is replaced, so one hung page cannot hold
   the crawl.
 
@@ -27,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from urllib.parse import urljoin
@@ -72,6 +78,8 @@ QUIET = 0.15  # seconds with no request in flight that count as settled
 MAX_SUBREQUESTS = 200  # per page; the rest are refused
 MAX_REDIRECTS = 20  # followed per subrequest (seed 003)
 CLOSE_DEADLINE = 5.0
+CACHE_BYTES = 32 * 1024 * 1024  # static subresources kept for the crawl's later pages
+_CACHED_TYPES = frozenset({"script", "stylesheet", "image", "font"})
 # Not handed back to Chromium: the body is already decoded and its length known,
 # and a rendered page keeps no cookies.
 _DROPPED_HEADERS = frozenset(
@@ -104,6 +112,10 @@ class Renderer:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self.refused: dict[str, int] = {}  # reason -> subrequests refused
+        self.reused = 0  # subrequests answered from the cache (or another page's fetch)
+        self._cache: OrderedDict[str, FetchResult] = OrderedDict()
+        self._cached_bytes = 0
+        self._fetching: dict[str, asyncio.Task[FetchResult]] = {}
         self.timeouts = 0  # pages whose context was dropped at the deadline
         self.restarts = 0  # browsers replaced because a context would not close
 
@@ -122,6 +134,8 @@ class Renderer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        for fetching in list(self._fetching.values()):
+            fetching.cancel()  # a page dropped at its deadline may have left one running
         if self._browser is not None:
             with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(self._browser.close(), CLOSE_DEADLINE)
@@ -206,7 +220,7 @@ class Renderer:
                 await route.abort("blockedbyclient")
                 return
             try:
-                fetched = await self._fetch_following(request.url)
+                fetched = await self._subresource(request)
             except (FetchError, _Refused) as e:
                 reason = str(e) if isinstance(e, _Refused) else type(e).__name__
                 self.refused[reason] = self.refused.get(reason, 0) + 1
@@ -234,6 +248,40 @@ class Renderer:
                 break
             await asyncio.sleep(QUIET / 3)
         return await page.content()
+
+    async def _subresource(self, request: Request) -> FetchResult:
+        """The answer to an allowed subrequest; a static one is fetched once per crawl."""
+        url = request.url
+        if request.resource_type not in _CACHED_TYPES:
+            return await self._fetch_following(url)
+        cached = self._cache.get(url)
+        if cached is not None:
+            self._cache.move_to_end(url)
+            self.reused += 1
+            return cached
+        fetching = self._fetching.get(url)
+        if fetching is None:
+            fetching = asyncio.ensure_future(self._fetch_following(url))
+            fetching.add_done_callback(lambda task: self._fetched(url, task))
+            self._fetching[url] = fetching
+        else:
+            self.reused += 1  # another page's render is fetching it now
+        # Shielded: a page dropped at its deadline leaves the fetch to the others waiting.
+        return await asyncio.shield(fetching)
+
+    def _fetched(self, url: str, task: asyncio.Task[FetchResult]) -> None:
+        del self._fetching[url]
+        if task.cancelled() or task.exception() is not None:
+            return  # each page that waited for it has the error; nothing is kept
+        fetched = task.result()
+        size = len(fetched.body)
+        if "no-store" in (fetched.header("cache-control") or "").lower() or size > CACHE_BYTES // 8:
+            return
+        self._cache[url] = fetched
+        self._cached_bytes += size
+        while self._cached_bytes > CACHE_BYTES:
+            _, dropped = self._cache.popitem(last=False)
+            self._cached_bytes -= len(dropped.body)
 
     async def _fetch_following(self, url: str) -> FetchResult:
         """GET ``url``, following redirects here, each hop checked like the first.
