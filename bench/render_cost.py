@@ -1,8 +1,11 @@
 """What rendering and header checks cost, as ratios measured in one run.
 
-- Rendered crawl: the same 100 pages of the PostgreSQL 15 manual crawled by
-  ``trawl crawl`` plain and with ``--render`` (Debian's Chromium), alternating
-  order; the figure is rendered pages/s over plain pages/s.
+- Rendered crawl: the same 100 pages crawled by ``trawl crawl`` plain and with
+  ``--render`` (Debian's Chromium), alternating order; the figure is rendered
+  pages/s over plain pages/s. Two sites: the PostgreSQL 15 manual, whose pages
+  run no script (``--render`` loads none of them in Chromium), and Eclipse
+  SUMO's docs, where every page has scripts (every page is rendered; their
+  shared assets are fetched once).
 - Header checks: the same URLs HEAD-checked by ``check_many`` (a fresh,
   address-checked connection per URL, six at once) and by an httpx client
   (pooled keep-alive connections, six at once); the figure is ours over httpx.
@@ -42,6 +45,12 @@ from trawl.settings import Settings
 
 PAGES = 100
 CHECKS = 300
+SUMO = SITE.parent / "site-sumo-docs"
+# (label, folder served, start page)
+SITES = (
+    ("the PostgreSQL manual (no scripts)", SITE, "index.html"),
+    ("SUMO's docs (scripts on every page)", SUMO, "docs/index.html"),
+)
 
 
 def crawl(url: str, *, render: bool) -> Run:
@@ -93,8 +102,28 @@ def main() -> int:
         return 0
     load = os.getloadavg()[0]
     files = sorted(p.name for p in SITE.glob("*.html"))[:CHECKS]
-    plain: list[Run] = []
-    rendered: list[Run] = []
+    crawl_rows: list[str] = []
+    ratios: list[str] = []
+    for label, root, start in SITES:
+        if not (root / start).is_file():
+            print(f"bench: {label} skipped, no test site at {root}")
+            continue
+        plain: list[Run] = []
+        rendered: list[Run] = []
+        with static_server(root) as base:
+            for n in range(rounds):
+                for render in [False, True] if n % 2 == 0 else [True, False]:
+                    run = crawl(f"{base}/{start}", render=render)
+                    (rendered if render else plain).append(run)
+                    print(f"{label} round {n + 1} render={render}: {run.pages} pages"
+                          f" {run.seconds:.1f}s")  # fmt: skip
+        plain_rate = statistics.median(r.pages_per_second for r in plain)
+        render_rate = statistics.median(r.pages_per_second for r in rendered)
+        crawl_rows += [
+            f"| crawl, {PAGES} pages of {label}, plain | {plain_rate:.1f} pages/s |",
+            f"| crawl, same pages, `--render` (Chromium) | {render_rate:.1f} pages/s |",
+        ]
+        ratios.append(f"{render_rate / plain_rate:.2f}x on {label}")
     head_ours: list[float] = []
     head_peer: list[float] = []
     with static_server(SITE) as base:
@@ -102,33 +131,25 @@ def main() -> int:
         allowed = frozenset({(host, int(port))})
         urls = [f"{base}/{name}" for name in files]
         for n in range(rounds):
-            order = [False, True] if n % 2 == 0 else [True, False]
-            for render in order:
-                run = crawl(f"{base}/index.html", render=render)
-                (rendered if render else plain).append(run)
-                print(f"round {n + 1} render={render}: {run.pages} pages {run.seconds:.1f}s")
             if n % 2 == 0:
                 head_ours.append(asyncio.run(ours(urls, allowed)))
                 head_peer.append(asyncio.run(peer(urls)))
             else:
                 head_peer.append(asyncio.run(peer(urls)))
                 head_ours.append(asyncio.run(ours(urls, allowed)))
-    plain_rate = statistics.median(r.pages_per_second for r in plain)
-    render_rate = statistics.median(r.pages_per_second for r in rendered)
     ours_rate = len(files) / statistics.median(head_ours)
     peer_rate = len(files) / statistics.median(head_peer)
+    rows = "\n".join(crawl_rows)
     section = (
         f"\n## Rendering and header checks, {datetime.now(UTC):%Y-%m-%d %H:%M UTC}\n\n"
         f"- commit: {git('rev-parse', '--short', 'HEAD') or 'unknown'}\n"
         f"- machine: nproc {cpus()}, load average {load:.2f} at start; {rounds} rounds,"
         f" alternating order\n\n"
-        "| what | median rate |\n|---|---:|\n"
-        f"| crawl, {PAGES} pages of the manual, plain | {plain_rate:.1f} pages/s |\n"
-        f"| crawl, same pages, `--render` (Chromium) | {render_rate:.1f} pages/s |\n"
+        f"| what | median rate |\n|---|---:|\n{rows}\n"
         f"| HEAD checks, {len(files)} URLs, `check_many` (fresh connection each) |"
         f" {ours_rate:.0f} URLs/s |\n"
         f"| HEAD checks, same URLs, httpx pooled keep-alive | {peer_rate:.0f} URLs/s |\n\n"
-        f"**Rendered/plain crawl pages/s: {render_rate / plain_rate:.2f}x; header checks"
+        f"**Rendered/plain crawl pages/s: {'; '.join(ratios)}. Header checks"
         f" ours/httpx: {ours_rate / peer_rate:.2f}x.**\n"
     )
     print(section)

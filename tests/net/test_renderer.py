@@ -148,6 +148,41 @@ def test_static_assets_are_fetched_once_per_crawl(serve: Serve, tmp_path: Path) 
         store.close()
 
 
+def test_a_page_with_nothing_to_run_is_not_loaded_in_the_browser(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # Both pages show an image; only the one with a script (or an inline handler) is
+    # loaded in Chromium, which is what would fetch the image.
+    site = serve(
+        {
+            "/": html_page(
+                "Home",
+                '<p>Static home.</p><img src="/static.png" alt="">'
+                '<a href="/scripted">Scripted</a> <a href="/handler">Handler</a>',
+            ),
+            "/scripted": html_page(
+                "Scripted", '<p>Scripted.</p><img src="/scripted.png" alt=""><script>1</script>'
+            ),
+            "/handler": html_page(
+                "Handler", '<p>Handler.</p><img src="/handler.png" alt="" onerror="void 0">'
+            ),
+            **{
+                f"/{name}.png": Route(b"\x89PNG", headers={"Content-Type": "image/png"})
+                for name in ("static", "scripted", "handler")
+            },
+        }
+    )
+    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
+    done = trawl(
+        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0",
+        "--config", str(tmp_path / "none.toml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert set(site.page_paths()) >= {"/", "/scripted", "/handler"}
+    images = {p for _, m, p in site.requests if p.endswith(".png")}
+    assert images == {"/scripted.png", "/handler.png"}
+
+
 async def test_a_hung_page_times_out_and_the_next_page_still_renders(serve: Serve) -> None:
     from trawl.net.renderer import Renderer
 

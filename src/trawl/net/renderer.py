@@ -15,6 +15,8 @@ response and lets Chromium run the page's JavaScript on it:
 - each page gets a fresh browser context (no cookies, storage or cache from
   the page before) and one deadline, ``timeout``, for loading, settling and
   reading the DOM;
+- a page with no script and no inline event handler is not loaded at all
+  (``scripted``): nothing on it could change its DOM;
 - scripts, stylesheets, images and fonts are fetched once per crawl and then
   served from our own memory (``CACHE_BYTES``, least recently used out first;
   never an answer marked ``no-store``): a site's pages share most of their
@@ -32,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -87,6 +90,11 @@ _DROPPED_HEADERS = frozenset(
 )
 
 
+# A script element or an inline event handler (onload=...): what can run when a page
+# loads. Searched in the lower-cased body; bounded, so no input makes it backtrack.
+_HANDLER = re.compile(rb"\son[a-z]{3,24}\s*=")
+
+
 class Renderer:
     """``async with Renderer(...) as r: html = await r.render(url, response)``."""
 
@@ -113,6 +121,7 @@ class Renderer:
         self._browser: Browser | None = None
         self.refused: dict[str, int] = {}  # reason -> subrequests refused
         self.reused = 0  # subrequests answered from the cache (or another page's fetch)
+        self.static = 0  # pages with nothing to run, not loaded in Chromium
         self._cache: OrderedDict[str, FetchResult] = OrderedDict()
         self._cached_bytes = 0
         self._fetching: dict[str, asyncio.Task[FetchResult]] = {}
@@ -154,6 +163,17 @@ class Renderer:
             chromium_sandbox=False,
             timeout=30_000,
         )
+
+    def scripted(self, response: FetchResult) -> bool:
+        """Could running the page change its DOM? Not without a script or an inline event
+        handler: such a page renders to what it already is, and is not loaded at all
+        (opening a context and letting the page settle is most of a render's time).
+        Such pages are counted in ``static``."""
+        lowered = response.body.lower()
+        scripted = b"<script" in lowered or _HANDLER.search(lowered) is not None
+        if not scripted:
+            self.static += 1
+        return scripted
 
     async def render(self, url: str, response: FetchResult) -> str:
         """The serialised DOM of ``url`` after Chromium ran it; RenderError when it cannot."""

@@ -85,9 +85,10 @@ class PagePipeline:
         links: tuple[Link, ...] = ()
         if record.indexable:
             body, content_type = result.body, result.header("content-type")
-            if self.renderer is not None and result.status == 200:
+            renderer = self.renderer
+            if renderer is not None and result.status == 200 and renderer.scripted(result):
                 try:
-                    body = (await self.renderer.render(item.url, result)).encode()
+                    body = (await renderer.render(item.url, result)).encode()
                     content_type = "text/html; charset=utf-8"
                 except RenderError as e:
                     # Extracted from the server's HTML, but labelled: the page the
