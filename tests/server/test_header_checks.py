@@ -11,7 +11,7 @@ import pytest
 
 from fixture_sites import SiteServer, html_page
 from service_fixtures import crawl_site, service_settings
-from trawl.errors import Conflict, Unavailable
+from trawl.errors import Conflict, FetchError, Unavailable
 from trawl.records import HeaderCheck
 from trawl.server.header_checks import HeaderCheckJobs
 from trawl.settings import Settings
@@ -96,3 +96,23 @@ def test_without_a_checker_nothing_starts(tmp_path: Path) -> None:
     with pytest.raises(Unavailable):
         jobs.start(TARGETS)
     assert jobs.status()["total"] == 0 and not jobs.cancel()
+
+
+def test_a_failing_check_says_why_and_keeps_what_it_saved(serve: Serve, tmp_path: Path) -> None:
+    settings = _crawled(serve, tmp_path)
+
+    async def fails_after_one_batch(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
+        if urls[0] != TARGETS[0]:
+            raise FetchError("the network went away")
+        return [HeaderCheck(url, 200, None, (), None, 0.0) for url in urls]
+
+    async def run() -> dict[str, object]:
+        jobs = HeaderCheckJobs(settings, fails_after_one_batch, batch=1)
+        jobs.start(TARGETS)
+        await jobs.finished()
+        return jobs.status()
+
+    status = asyncio.run(run())
+    assert status["error"] == "the network went away" and status["checked"] == 1
+    assert not status["running"] and not status["cancelled"]
+    assert _checked(settings) == {TARGETS[0]: 200, TARGETS[1]: None, TARGETS[2]: None}

@@ -109,8 +109,9 @@ class HeaderCheckJobs:
         }
 
     async def _run(self, job: _Job, urls: list[str], checker: HeaderChecker) -> None:
-        store = open_store(self._settings)
+        store = None
         try:
+            store = open_store(self._settings)
             for start in range(0, len(urls), self._batch):
                 checks = await checker(urls[start : start + self._batch], self._settings)
                 store.save_header_checks(checks)
@@ -118,6 +119,10 @@ class HeaderCheckJobs:
         except TrawlError as e:
             job.error = str(e)
             log.warning("header check stopped: %s", e)
+        except Exception as e:  # a bug: shown in the status, not lost in the task's result
+            job.error = f"{type(e).__name__}: {e}"
+            log.exception("header check failed")
         finally:
             job.finished_at = time.time()
-            store.close()
+            if store is not None:
+                store.close()
