@@ -6,7 +6,9 @@ Elasticsearch variant) over the same tokenizer (trawl.analysis: words and the
 other spellings of compounds, Snowball English, folding), given every query
 term as the target says, and also given the query without its stop words, as
 Trawl searches it. Metrics from ir-measures for both. On SciFact also: indexing documents/s, top-10
-queries/s, p50 and p99 latency, one query at a time.
+queries/s, p50 and p99 latency, one query at a time; a query's time includes
+handing back the results' identities (Trawl's URLs, read from its stored pages;
+the collection's ids for bm25s's row numbers).
 
 Speed is measured interleaved, because the machine is shared and its load
 swings within seconds: indexing alternates engine by engine over several
@@ -85,6 +87,17 @@ def bm25s_query(
     return [int(d) for d in docs[0]], [float(s) for s in scores[0]]
 
 
+def bm25s_ids(retriever: bm25s.BM25, ids: list[str], text: str, k: int) -> list[str]:
+    """The ids of bm25s's top ``k``: what Trawl's timed search hands back (its URLs)."""
+    return [ids[d] for d in bm25s_query(retriever, text, k)[0]]
+
+
+def trawl_urls(reader: IndexReader, text: str, settings: Settings, limit: int) -> list[str]:
+    """Trawl's top ``limit`` URLs: a stored page is read only when a field of it is."""
+    ranked = rank(reader, text, settings, limit=limit, reload=False)
+    return [hit.url for _, hit in ranked.hits]
+
+
 def bm25s_run(collection: Collection, *, stop_words: bool = True) -> dict[str, float]:
     retriever = bm25s_index(collection)
     ids = [d[0] for d in collection.docs]
@@ -120,16 +133,17 @@ def speed(collection: Collection, settings: Settings) -> list[str]:
             for seconds, build in builds if n % 2 == 0 else builds[::-1]:
                 seconds.append(timed(build))
         retriever = bm25s_index(collection)
+        ids = [d[0] for d in collection.docs]
         latency: dict[str, list[float]] = {"t10": [], "t100": [], "b10": [], "b100": []}
         for _ in range(ROUNDS):
             # Fresh readers: no query is found already built from an earlier round or depth.
             top10, top100 = IndexReader(Path(tmp) / "index0"), IndexReader(Path(tmp) / "index0")
             for n, text in enumerate(collection.queries.values()):
                 pair: list[tuple[str, Callable[[], object]]] = [
-                    ("t10", partial(rank, top10, text, settings, limit=10, reload=False)),
-                    ("b10", partial(bm25s_query, retriever, text, 10)),
-                    ("t100", partial(rank, top100, text, settings, limit=100, reload=False)),
-                    ("b100", partial(bm25s_query, retriever, text, 100)),
+                    ("t10", partial(trawl_urls, top10, text, settings, 10)),
+                    ("b10", partial(bm25s_ids, retriever, ids, text, 10)),
+                    ("t100", partial(trawl_urls, top100, text, settings, 100)),
+                    ("b100", partial(bm25s_ids, retriever, ids, text, 100)),
                 ]
                 for name, action in pair if n % 2 == 0 else pair[::-1]:
                     latency[name].append(timed(action))

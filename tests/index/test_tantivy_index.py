@@ -130,6 +130,24 @@ def test_a_reloaded_reader_finds_words_new_since_its_last_query(tmp_path: Path) 
     assert found() == ["https://docs.example.org/a", "https://docs.example.org/b"]
 
 
+def test_a_hit_read_after_a_reload_is_still_the_page_that_matched(tmp_path: Path) -> None:
+    # Hits read their stored page when first asked; by then the index may have moved on.
+    write(tmp_path, record("https://docs.example.org/a", "Lemurs", "lemurs of madagascar"))
+    reader = IndexReader(tmp_path)
+    node = AnyOf((Word(tuple(terms("lemurs", "en"))),))
+    (hit,) = reader.fetch(reader.search(node, Filters(), Boosts(fields=BOOSTS), limit=10).addresses)
+    writer = IndexWriter(tmp_path)
+    writer.delete("https://docs.example.org/a")
+    writer.upsert(record("https://docs.example.org/b", "Tapirs", "tapirs " * 50))
+    writer.close()
+    reader.reload()
+    assert (hit.url, hit.title, hit.text) == (
+        "https://docs.example.org/a",
+        "Lemurs",
+        "lemurs of madagascar",
+    )
+
+
 def test_rerank_keys_are_fast_fields(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -181,27 +181,37 @@ class IndexWriter:
 
 
 class IndexHit:
-    """A matched page; each field is read from the stored document when first asked for.
+    """A matched page; its stored document is read when a field is first asked for, and
+    each field decoded when first asked for.
 
-    Ranking needs a few fields of a few pages, evaluation only the URL: decoding all of
-    them (the main text above all) for every page read was most of a query's cost.
+    Ranking needs a few fields of a few pages, evaluation only the URL, a results page
+    only the hits it shows: reading and decoding every field (the main text above all)
+    of every page matched was most of a query's cost.
     """
 
-    __slots__ = ("_doc", "_meta", "score")
+    __slots__ = ("_address", "_doc", "_meta", "_searcher", "score")
 
-    def __init__(self, doc: Any, score: float) -> None:
-        self._doc = doc
+    def __init__(self, searcher: Any, address: Any, score: float) -> None:
+        # The searcher of the commit that matched: a reload meanwhile changes nothing here.
+        self._searcher = searcher
+        self._address = address
+        self._doc: Any = None
         self._meta: list[str] | None = None
         self.score = score  # the engine's BM25F score, or 0 when sorted by date
 
+    def _field(self, name: str) -> Any:
+        if self._doc is None:
+            self._doc = self._searcher.doc(self._address)
+        return self._doc.get_first(name)
+
     def _meta_field(self, index: int) -> str:
         if self._meta is None:
-            self._meta = bytes(self._doc.get_first("meta")).decode("utf-8").split(SEPARATOR)
+            self._meta = bytes(self._field("meta")).decode("utf-8").split(SEPARATOR)
         return self._meta[index]
 
     @property
     def url(self) -> str:
-        return str(self._doc.get_first("url"))
+        return str(self._field("url"))
 
     @property
     def title(self) -> str:
@@ -222,16 +232,16 @@ class IndexHit:
 
     @property
     def text(self) -> str:
-        return bytes(self._doc.get_first("text") or b"").decode("utf-8")  # empty: not stored
+        return bytes(self._field("text") or b"").decode("utf-8")  # empty: not stored
 
     @property
     def terms(self) -> str:
         """The page's distinct terms, space-separated, with a space at each end."""
-        return bytes(self._doc.get_first("terms") or b"").decode("utf-8")
+        return bytes(self._field("terms") or b"").decode("utf-8")
 
     @property
     def discussed_on(self) -> tuple[Discussion, ...]:
-        return discussions_from_field(bytes(self._doc.get_first("discussed") or b"").decode())
+        return discussions_from_field(bytes(self._field("discussed") or b"").decode())
 
 
 class Candidate(NamedTuple):
@@ -365,9 +375,9 @@ class IndexReader:
         ]
 
     def fetch(self, addresses: Sequence[tuple[float, Any]]) -> list[IndexHit]:
-        """The stored page behind each address."""
-        doc = self._searcher.doc
-        return [IndexHit(doc(address), score) for score, address in addresses]
+        """The stored page behind each address, read when a field of it is first asked for."""
+        searcher = self._searcher
+        return [IndexHit(searcher, address, score) for score, address in addresses]
 
     # Translation of the engine-neutral tree (index/spec.py) into tantivy queries.
 

@@ -117,12 +117,10 @@ def rank(
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
     top = results.addresses[:depth]
     candidates = reader.candidates(top)
+    hits = reader.fetch(top)  # each stored page read only if a field of it is asked for
     wanted = pages_needed(candidates, results.complete, shape, weights)
-    pages = dict(zip(wanted, reader.fetch([top[i] for i in wanted]), strict=True))
-    ordered = rerank(candidates, results.complete, pages, shape, weights)[:limit]
-    unread = [i for _, i in ordered if i not in pages]
-    pages.update(zip(unread, reader.fetch([top[i] for i in unread]), strict=True))
-    best = [(score, pages[i]) for score, i in ordered]
+    ordered = rerank(candidates, results.complete, {i: hits[i] for i in wanted}, shape, weights)
+    best = [(score, hits[i]) for score, i in ordered[:limit]]
     best += [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
     return Ranked(results.total, tuple(best[:limit]), query, languages)
 
