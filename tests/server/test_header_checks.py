@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from fixture_sites import SiteServer, html_page
 from service_fixtures import crawl_site, service_settings
 from trawl.errors import Conflict, FetchError, Unavailable
 from trawl.records import HeaderCheck
-from trawl.server.header_checks import HeaderCheckJobs
+from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
 from trawl.settings import Settings
 from trawl.store import open_store
 
@@ -39,6 +40,22 @@ def _checked(settings: Settings) -> dict[str, int | None]:
     return {row.url: row.status for row in rows}
 
 
+def _answers(urls: Sequence[str], status: int) -> list[HeaderCheck]:
+    return [HeaderCheck(url, status, None, (), None, 0.0) for url in urls]
+
+
+def _run_to_end(settings: Settings, checker: HeaderChecker, batch: int) -> dict[str, Any]:
+    """Check every target with ``checker`` and wait for the job to end; its status."""
+
+    async def run() -> dict[str, Any]:
+        jobs = HeaderCheckJobs(settings, checker, batch=batch)
+        jobs.start(TARGETS)
+        await jobs.finished()
+        return jobs.status()
+
+    return asyncio.run(run())
+
+
 def test_a_cancelled_check_keeps_every_batch_it_finished(serve: Serve, tmp_path: Path) -> None:
     settings = _crawled(serve, tmp_path)
     asked: list[list[str]] = []
@@ -51,7 +68,7 @@ def test_a_cancelled_check_keeps_every_batch_it_finished(serve: Serve, tmp_path:
             if len(asked) > 1:  # the first batch is saved by now
                 second_asked.set()
                 await asyncio.sleep(3600)  # the second batch's target never answers
-            return [HeaderCheck(url, 204, None, (), None, 0.0) for url in urls]
+            return _answers(urls, 204)
 
         jobs = HeaderCheckJobs(settings, first_batch_only, batch=1)
         assert jobs.start(TARGETS) == 3
@@ -76,15 +93,9 @@ def test_a_check_runs_every_batch_to_the_end(serve: Serve, tmp_path: Path) -> No
 
     async def answer(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
         sizes.append(len(urls))
-        return [HeaderCheck(url, 200, None, (), None, 0.0) for url in urls]
+        return _answers(urls, 200)
 
-    async def run() -> dict[str, object]:
-        jobs = HeaderCheckJobs(settings, answer, batch=2)
-        jobs.start(TARGETS)
-        await jobs.finished()
-        return jobs.status()
-
-    status = asyncio.run(run())
+    status = _run_to_end(settings, answer, batch=2)
     assert status["checked"] == 3 and not status["cancelled"] and status["error"] is None
     assert sizes == [2, 1]
     assert _checked(settings) == dict.fromkeys(TARGETS, 200)
@@ -104,15 +115,9 @@ def test_a_failing_check_says_why_and_keeps_what_it_saved(serve: Serve, tmp_path
     async def fails_after_one_batch(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
         if urls[0] != TARGETS[0]:
             raise FetchError("the network went away")
-        return [HeaderCheck(url, 200, None, (), None, 0.0) for url in urls]
+        return _answers(urls, 200)
 
-    async def run() -> dict[str, object]:
-        jobs = HeaderCheckJobs(settings, fails_after_one_batch, batch=1)
-        jobs.start(TARGETS)
-        await jobs.finished()
-        return jobs.status()
-
-    status = asyncio.run(run())
+    status = _run_to_end(settings, fails_after_one_batch, batch=1)
     assert status["error"] == "the network went away" and status["checked"] == 1
     assert not status["running"] and not status["cancelled"]
     assert _checked(settings) == {TARGETS[0]: 200, TARGETS[1]: None, TARGETS[2]: None}
