@@ -6,6 +6,7 @@ from our own formulas.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from trawl.records import PageRecord
 from trawl.search.query import MAX_QUERY_CHARS
 from trawl.search.searcher import rank
 from trawl.settings import Settings
+from trawl.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
 
 BEIR_MEASURES = {"ndcg@10": nDCG @ 10, "recall@100": R @ 100, "mrr@10": RR @ 10}
 GOLDEN_MEASURES = {"mrr": RR, "hits@1": Success @ 1, "hits@10": Success @ 10}
@@ -36,20 +38,39 @@ def doc_record(ident: str, title: str, text: str, lang: str = "en") -> PageRecor
     )  # fmt: skip
 
 
-def build_index(path: Path, docs: Iterable[tuple[str, str, str]], lang: str = "en") -> int:
-    writer = IndexWriter(path, fresh=True)
+def build_index(
+    path: Path, docs: Iterable[tuple[str, str, str]], lang: str = "en", *, workers: int = -1
+) -> int:
+    """Index ``docs`` (id, title, text) into a fresh index at ``path``; return how many.
+
+    The documents are built as ``trawl index`` builds a site's: by the stage pool's
+    workers (``workers``: the ``parse_workers`` setting), while this process hands them
+    to the engine, so an evaluation measures the indexing path users run."""
+    return asyncio.run(_build_index(path, docs, lang, workers_for(workers)))
+
+
+async def _build_index(
+    path: Path, docs: Iterable[tuple[str, str, str]], lang: str, workers: int
+) -> int:
+    pool = StagePool(workers, parsing=False)
+    pool.start()  # before the index writer starts its threads: forked workers (see start)
     count = 0
-    for ident, title, text in docs:
-        writer.add(doc_record(ident, title, text, lang))
-        count += 1
-    writer.close()
+    try:
+        writer = IndexWriter(path, fresh=True)
+        pages = ((doc_record(ident, title, text, lang), ()) for ident, title, text in docs)
+        async for fields in pool.documents(pages, batch=BULK_DOCUMENT_BATCH):
+            writer.add_fields(fields)  # a fresh index: nothing to replace
+            count += 1
+        writer.close()
+    finally:
+        await pool.close()
     return count
 
 
 @contextmanager
-def collection_index(collection: Collection) -> Iterator[IndexReader]:
+def collection_index(collection: Collection, *, workers: int = -1) -> Iterator[IndexReader]:
     with tempfile.TemporaryDirectory(prefix="trawl-eval-") as tmp:
-        build_index(Path(tmp) / "index", collection.docs)
+        build_index(Path(tmp) / "index", collection.docs, workers=workers)
         yield IndexReader(Path(tmp) / "index")
 
 
@@ -88,7 +109,7 @@ def score(
 
 
 def evaluate_collection(collection: Collection, settings: Settings) -> dict[str, float]:
-    with collection_index(collection) as reader:
+    with collection_index(collection, workers=settings.parse_workers) as reader:
         run = run_queries(reader, collection.queries, settings, key=_doc_id)
     return score(collection.qrels, run, BEIR_MEASURES)
 

@@ -11,7 +11,7 @@ from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
 from trawl.settings import Settings
-from trawl.stage_pool import StagePool, workers_for
+from trawl.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
 from trawl.store.base import Store
 from trawl.understand.eviction import (
     EvictionRules,
@@ -41,7 +41,7 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
                 for record in store.pages(indexable_only=True)
                 if record.searchable
             )
-            async for fields in pool.documents(pages):
+            async for fields in pool.documents(pages, batch=BULK_DOCUMENT_BATCH):
                 index.upsert_fields(fields)
                 count += 1
         except BaseException:
