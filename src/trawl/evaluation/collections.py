@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from trawl.errors import TrawlError
 
@@ -36,26 +37,43 @@ def read_beir(folder: Path, split: str = "test") -> Collection:
     for needed in (corpus, queries_file, qrels_file):
         if not needed.is_file():
             raise CollectionError(f"{folder} is not a BEIR folder: {needed.name} missing")
-    docs = []
-    with corpus.open(encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                d = json.loads(line)
-                docs.append((str(d["_id"]), d.get("title") or "", d.get("text") or ""))
+    docs = [
+        (str(d["_id"]), d.get("title") or "", d.get("text") or "")
+        for d in _json_lines(corpus, "_id")
+    ]
     qrels: dict[str, dict[str, int]] = {}
     with qrels_file.open(encoding="utf-8") as f:
         for row in csv.reader(f, delimiter="\t"):
             if len(row) < 3 or not row[2].lstrip("-").isdigit():
                 continue  # the header
             qrels.setdefault(row[0], {})[row[1]] = int(row[2])
-    queries = {}
-    with queries_file.open(encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                q = json.loads(line)
-                if str(q["_id"]) in qrels:
-                    queries[str(q["_id"])] = q["text"]
+    queries = {
+        str(q["_id"]): str(q["text"])
+        for q in _json_lines(queries_file, "_id", "text")
+        if str(q["_id"]) in qrels
+    }
+    # Judgments of a query the queries file lacks would score as a query that found
+    # nothing: left out, as BEIR's own evaluation leaves out queries it did not run.
+    qrels = {q: judged for q, judged in qrels.items() if q in queries}
     return Collection(folder.name, docs, queries, qrels)
+
+
+def _json_lines(path: Path, *keys: str) -> list[dict[str, Any]]:
+    """The objects of a JSON-lines file, each holding ``keys``; a bad line is an error
+    naming it."""
+    found = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise CollectionError(f"{path}:{number}: not JSON ({e.msg})") from None
+            if not isinstance(value, dict) or any(key not in value for key in keys):
+                raise CollectionError(f"{path}:{number}: expected an object with {', '.join(keys)}")
+            found.append(value)
+    return found
 
 
 _SMART_FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
@@ -106,10 +124,13 @@ def _smart(folder: Path, docs_file: str, queries_file: str, qrels_file: str, *,
             continue  # CACM's sentinel
         queries[str(position) if by_position else str(int(ident))] = fields["W"]
     qrels: dict[str, dict[str, int]] = {}
-    for line in (folder / qrels_file).read_text().splitlines():
+    judgments = folder / qrels_file
+    for number, line in enumerate(judgments.read_text().splitlines(), 1):
         parts = line.split()
         if len(parts) < 3:
             continue
+        if not all(p.lstrip("-").isdigit() for p in parts[:3]):
+            raise CollectionError(f"{judgments}:{number}: expected query, document and grade")
         query, doc = str(int(parts[0])), str(int(parts[1]))
         if by_position:  # Cranfield: grade 1 (complete answer) .. 4, -1 no judgment
             grade = int(parts[2])
