@@ -1,7 +1,7 @@
 """A page's language: declared first (<html lang>, Content-Language), else detected.
 
 Detection uses py3langid, whose model ships inside the package: nothing is
-downloaded at run time.
+downloaded at run time (trawl.extract.language_model loads it).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 
-import py3langid
+from trawl.extract.language_model import identifier
 
 MIN_WORDS_TO_DETECT = 5
 SAMPLE_CHARS = 400  # enough for a confident guess; detection time grows with it
@@ -36,18 +36,18 @@ def detect_language(html_lang: str | None, content_language: str | None, text: s
     return _classify(sample)
 
 
-# py3langid loads its model on first use, in whichever thread asks first; the
-# lock makes it load once when ``preload`` runs in a thread beside the crawl.
+# The model loads on first use, in whichever thread asks first; the lock makes it
+# load once when ``preload`` runs in a thread beside the crawl.
 _model_lock = threading.Lock()
 
 
 def _classify(sample: str) -> str:
     with _model_lock:
-        lang, _score = py3langid.classify(sample)
+        lang, _score = identifier().classify(sample)
     return str(lang)
 
 
 def preload() -> None:
-    """Load the detection model now (about half a second of decompression), so
-    that a crawl can do it in a thread while its first requests are in flight."""
+    """Load the detection model now (about 10 ms once its unpacked copy is cached,
+    half a second before), so that a crawl can do it beside its first requests."""
     _classify("warm up")

@@ -1,0 +1,73 @@
+"""The detection model unpacked once into the cache folder (trawl.extract.language_model):
+the same answers as py3langid's own loading, and a cache that cannot be used costs
+speed only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import py3langid
+import pytest
+
+from trawl.extract import language_model
+from trawl.extract.language_model import cache_folder
+
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog while the farmer watches from the porch.",
+    "Det er en smuk dag i København, og vi skal ud at cykle langs havnen sammen med vores venner.",
+    "Det här är en svensk text om hur man lagar mat och äter den tillsammans med familjen.",
+    "Dette er en norsk tekst om hvordan man lager mat og spiser den sammen med familien.",
+    "Tämä on suomenkielinen teksti siitä, miten ruokaa tehdään ja syödään perheen kanssa.",
+    "Þetta er íslenskur texti um hvernig maður eldar mat og borðar hann með fjölskyldunni.",
+    "Heute ist ein schöner Tag in Berlin, und wir fahren mit dem Fahrrad an der Spree entlang.",
+    "CREATE INDEX constructs an index on the specified column(s) of the specified relation.",
+    "日本語のテキストです。言語を判定します。",
+    "x",
+]
+
+
+def load() -> Any:
+    """A fresh model for this process, as a new process would load it."""
+    return language_model.identifier.__wrapped__()
+
+
+def answers(model: Any) -> list[tuple[str, float]]:
+    return [model.classify(text) for text in TEXTS]
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_same_answers_as_py3langid_from_the_cache(cache_home: Path) -> None:
+    expected = [py3langid.classify(text) for text in TEXTS]
+    first = load()  # unpacks and writes the cache
+    written = list(cache_folder().iterdir())
+    assert cache_folder() == cache_home / "trawl"
+    assert len(written) == 1 and written[0].name.startswith("py3langid-")
+    assert {p.name for p in written[0].iterdir()} == {
+        f"{name}.npy" for name in ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
+    }
+    second = load()  # maps what the first wrote
+    assert answers(first) == expected
+    assert answers(second) == expected
+    assert [lang for lang, _ in expected[:8]] == ["en", "da", "sv", "no", "fi", "is", "de", "en"]
+
+
+def test_an_unwritable_cache_folder_costs_speed_only(cache_home: Path) -> None:
+    cache_home.parent.mkdir(parents=True, exist_ok=True)
+    cache_home.write_text("a file where the cache folder would be")
+    assert answers(load()) == [py3langid.classify(text) for text in TEXTS]
+    assert cache_home.read_text() == "a file where the cache folder would be"
+
+
+def test_a_damaged_cache_is_written_again(cache_home: Path) -> None:
+    load()
+    (folder,) = cache_folder().iterdir()
+    table = folder / "ptc.npy"
+    table.write_bytes(table.read_bytes()[:1000])  # cut short, as a full disk would leave it
+    assert answers(load()) == [py3langid.classify(text) for text in TEXTS]
+    assert table.stat().st_size > 1_000_000
