@@ -90,10 +90,12 @@ class ParsedPage:
     visible_words: int = 0  # words of the visible text, boilerplate included
     markup_types: tuple[str, ...] = ()  # schema.org types named by itemtype or JSON-LD @type
     comment_blocks: int = 0  # elements whose class or id names a comment or a reply
-    # Fingerprints of ``text`` (trawl.dedup.simhash), taken where parsing runs: in a
-    # worker process, off the crawl's event loop.
+    # Fingerprints of ``text`` (trawl.dedup.simhash) and its quality score
+    # (trawl.understand.quality), taken where parsing runs: in a worker process, off
+    # the crawl's event loop, which every page's storing and indexing also wait on.
     text_hash: int | None = None
     simhash: int | None = None
+    quality: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,7 +147,8 @@ def parsed_page(**changes: Any) -> ParsedPage:
 
 def test_understand_page_copies_the_parsed_page() -> None:
     record, _ = understand_response(ITEM, result(200, HTML))
-    full, follow = understand_page(record, parsed_page(), result(200, HTML), "trawlbot")
+    parsed = parsed_page(quality=0.42)  # scored by the parse stage
+    full, follow = understand_page(record, parsed, result(200, HTML), "trawlbot")
     assert (full.title, full.description, full.text, full.lang, full.word_count) == (
         "T",
         "D",
@@ -155,6 +156,7 @@ def test_understand_page_copies_the_parsed_page() -> None:
         "en",
         3,
     )
+    assert full.quality == 0.42
     assert full.headings == ("H1", "H2a", "H2b")
     assert (full.indexable, full.indexability) == (True, "Indexable")
     assert full.url == record.url

@@ -19,6 +19,7 @@ from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
 from trawl.extract.main_text import main_text
 from trawl.records import ParsedPage
+from trawl.understand.quality import quality
 from trawl.urls.identity import normalise
 
 # Never part of a page's readable text. Navigation is dropped too: it repeats on
@@ -114,6 +115,12 @@ def parse_html(
         comment_blocks=_comment_blocks(text, lowered),
         text_hash=text_hash(text_of_page),
         simhash=simhash(text_of_page),
+        quality=quality(
+            text=text_of_page,
+            visible_words=visible_words,
+            link_words=sum(len(k.anchor.split()) for k in links if k.element == "a"),
+            has_title=bool(title or h1),
+        ),
     )
 
 

@@ -26,7 +26,6 @@ from trawl.records import CrawlUrl, FetchResult, PageRecord, ParsedPage
 from trawl.understand.community import is_community
 from trawl.understand.directives import robots_directives
 from trawl.understand.indexability import Indexability, indexability, is_query_variant
-from trawl.understand.quality import quality
 from trawl.understand.refresh import refresh_redirect
 from trawl.urls.identity import normalise
 
@@ -99,12 +98,7 @@ def understand_page(
         modified_source=dates.modified_source,
         text_hash=parsed.text_hash,
         simhash=parsed.simhash,
-        quality=quality(
-            text=parsed.text,
-            visible_words=parsed.visible_words,
-            link_words=sum(len(k.anchor.split()) for k in parsed.links if k.element == "a"),
-            has_title=bool(parsed.title or parsed.h1),
-        ),
+        quality=parsed.quality,
         community=is_community(record.url, parsed.markup_types, parsed.comment_blocks),
     )
     follow = [] if directives.nofollow else followed(parsed.links)
