@@ -272,7 +272,7 @@ def test_wake_at_does_not_lie_about_readiness() -> None:
 
 def test_set_delay_slows_a_host_down() -> None:
     f = Frontier(delay=1.0, host_concurrency=5)
-    f.set_delay("https://a.com/robots.txt", 10.0)
+    f.set_delay("https://a.com/robots.txt", 10.0, 0.0)
     for p in ("/1", "/2"):
         f.enqueue(url("a.com", p))
     f.enqueue(url("b.com", "/1"))
@@ -289,7 +289,7 @@ def test_set_delay_slows_a_host_down() -> None:
 
 def test_set_delay_applies_to_every_scheme_of_the_host() -> None:
     f = Frontier(delay=0.0, host_concurrency=5)
-    f.set_delay("http://a.com/", 4.0)
+    f.set_delay("http://a.com/", 4.0, 0.0)
     f.enqueue(CrawlUrl("https://a.com/1", 0))
     f.enqueue(CrawlUrl("https://a.com/2", 0))
     assert f.next(0.0) is not None
@@ -303,8 +303,23 @@ def test_set_delay_after_the_first_request_holds_back_the_next() -> None:
     for p in ("/1", "/2"):
         f.enqueue(url("a.com", p))
     assert f.next(0.0) is not None
-    f.set_delay("https://a.com/", 5.0)
+    f.set_delay("https://a.com/", 5.0, 0.0)
     assert f.next(0.5) is None
+    assert f.next(5.0) is not None
+
+
+def test_set_delay_counts_from_the_request_that_waited_for_robots_txt() -> None:
+    # robots.txt took 2 s to come: the first page goes out at 2.0, not when it was
+    # handed out, so the next may not go before 2.0 + the delay.
+    f = Frontier(delay=0.0, host_concurrency=1)
+    for p in ("/1", "/2"):
+        f.enqueue(url("a.com", p))
+    first = f.next(0.0)
+    assert first is not None
+    f.set_delay("https://a.com/", 3.0, 2.0)
+    f.done(first, 2.1)
+    assert f.next(3.0) is None
+    assert f.next(4.9) is None
     assert f.next(5.0) is not None
 
 

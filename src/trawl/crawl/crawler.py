@@ -289,7 +289,7 @@ class Crawler:
                 raise
             delay = policy.crawl_delay(self._limits.user_agent)
             if delay is not None and delay > self._limits.delay:
-                self._frontier.set_delay(url, min(delay, MAX_CRAWL_DELAY))
+                self._frontier.set_delay(url, min(delay, MAX_CRAWL_DELAY), loop.time())
             usable = policy.rules is not None or policy.allow_all
             expires = float("inf") if usable else loop.time() + self._limits.robots_retry
             future.set_result(_Robots(policy, expires))

@@ -47,7 +47,7 @@ class CrawlFrontier(Protocol):
 
     def wake_at(self) -> float | None: ...
 
-    def set_delay(self, url: str, delay: float) -> None: ...
+    def set_delay(self, url: str, delay: float, now: float) -> None: ...
 
     def seen(self, url: str) -> bool: ...
 
@@ -172,14 +172,18 @@ class Frontier:
             return 0.0
         return self._cooldown[0][0] if self._cooldown else None
 
-    def set_delay(self, url: str, delay: float) -> None:
-        """Change one host's delay (a robots.txt Crawl-delay longer than ours).
+    def set_delay(self, url: str, delay: float, now: float) -> None:
+        """Change one host's delay (a robots.txt Crawl-delay longer than ours), at ``now``.
 
         It applies from the host's last request on, also when the host is
-        already waiting for its turn.
+        already waiting for its turn. A request in flight counts from ``now``:
+        it is the one that waited for robots.txt, and it goes out only now (a
+        slow robots.txt would otherwise eat into the delay before the next one).
         """
         state = self._host(_host_key(url))
         state.delay = delay
+        if state.in_flight:
+            state.last_start = now
         if state.last_start is not None:
             state.next_time = state.last_start + delay
 

@@ -147,7 +147,8 @@ class SharedFrontier:
     def wake_at(self) -> float | None:
         return self._wake
 
-    def set_delay(self, url: str, delay: float) -> None:
+    def set_delay(self, url: str, delay: float, now: float) -> None:
+        # The store keeps the delay with the host's lease, on its own clock.
         self._store.set_crawl_delay(urlsplit(url).hostname or "", delay)
 
     def seen(self, url: str) -> bool:
