@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from urllib.parse import urlsplit
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -321,6 +322,21 @@ def test_set_delay_counts_from_the_request_that_waited_for_robots_txt() -> None:
     assert f.next(3.0) is None
     assert f.next(4.9) is None
     assert f.next(5.0) is not None
+
+
+def test_reserve_shares_a_hosts_pace_with_its_pages() -> None:
+    # A rendered page's subrequests book slots at the page's host: they wait the
+    # host's delay, and the host's next page waits its delay after them.
+    f = Frontier(delay=1.0, host_concurrency=5)
+    for p in ("/1", "/2"):
+        f.enqueue(url("a.com", p))
+    assert f.next(0.0) is not None
+    assert f.reserve("https://a.com/app.js", 0.2) == pytest.approx(0.8)
+    assert f.reserve("http://a.com/style.css", 0.2) == pytest.approx(1.8)  # either scheme
+    assert f.next(2.5) is None
+    second = f.next(3.0)
+    assert second is not None and second.url == "https://a.com/2"
+    assert f.reserve("https://b.com/x.js", 0.2) == 0.0  # another host is not held
 
 
 # -- a model-based property ---------------------------------------------------------

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fixture_sites import Route, SiteServer, html_page, trawl
+from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page, trawl
 from trawl.errors import RenderError
 from trawl.net.fetcher import Fetcher
 from trawl.records import FetchResult
@@ -25,6 +26,10 @@ Serve = Callable[..., SiteServer]
 
 
 async def allow_everything(url: str) -> str | None:
+    return None
+
+
+async def no_pace(url: str) -> None:
     return None
 
 
@@ -148,6 +153,32 @@ def test_static_assets_are_fetched_once_per_crawl(serve: Serve, tmp_path: Path) 
         store.close()
 
 
+def test_subrequests_keep_the_hosts_delay(serve: Serve, tmp_path: Path) -> None:
+    # Three assets on the first page, one more on the second: fetched for Chromium,
+    # each waits the host's delay after the request before it, and the next page
+    # waits its delay after them. (Without the pace, Chromium asks for all at once.)
+    assets = '<script src="/one.js"></script><script src="/two.js"></script>'
+    routes = {
+        "/": html_page("Home", f'<p>Home.</p><a href="/b">b</a>{assets}<img src="/i.png">'),
+        "/b": html_page("B", f'<p>B.</p>{assets}<script src="/three.js"></script>'),
+        "/i.png": Route(b"\x89PNG", headers={"Content-Type": "image/png"}),
+    }
+    for name in ("one", "two", "three"):
+        routes[f"/{name}.js"] = Route(b"void 0;", headers={"Content-Type": "text/javascript"})
+    site = serve(routes)
+    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
+    done = trawl(
+        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0.5",
+        "--config", str(tmp_path / "none.toml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    starts = [(t, p) for t, m, p in site.requests if m == "GET" and p not in HOUSEKEEPING]
+    assert sorted(p for _, p in starts) == sorted(["/", "/b", *routes.keys() - {"/", "/b"}])
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(starts)]
+    # Half the delay: the server's clock reads each request when its thread runs.
+    assert min(gaps) >= 0.25, starts
+
+
 def test_a_page_with_nothing_to_run_is_not_loaded_in_the_browser(
     serve: Serve, tmp_path: Path
 ) -> None:
@@ -197,6 +228,7 @@ async def test_a_hung_page_times_out_and_the_next_page_still_renders(serve: Serv
         Renderer(
             fetcher,
             allow_everything,
+            no_pace,
             executable=CHROMIUM,
             user_agent="T",
             timeout=2.0,
@@ -243,6 +275,7 @@ async def test_chromium_that_cannot_start_is_a_clear_error(tmp_path: Path) -> No
             async with Renderer(
                 fetcher,
                 allow_everything,
+                no_pace,
                 executable=str(tmp_path / "no-chromium"),
                 user_agent="T",
                 timeout=2.0,

@@ -266,6 +266,14 @@ class Crawler:
                 # The same navigation, one hop on: the depth does not grow.
                 self.admit([CrawlUrl(target, item.depth, item.url, chain)])
 
+    async def pace(self, url: str) -> None:
+        """Wait for a slot at ``url``'s host, for a request the frontier never hands out
+        (a rendered page's subrequest): the host's delay holds for those too."""
+        loop = asyncio.get_running_loop()
+        wait = self._frontier.reserve(url, loop.time())
+        if wait > 0:
+            await asyncio.sleep(wait)
+
     # -- robots.txt -------------------------------------------------------
 
     async def robots_refusal(self, url: str) -> str | None:

@@ -49,6 +49,8 @@ class CrawlFrontier(Protocol):
 
     def set_delay(self, url: str, delay: float, now: float) -> None: ...
 
+    def reserve(self, url: str, now: float) -> float: ...
+
     def seen(self, url: str) -> bool: ...
 
     def mark_seen(self, url: str) -> None: ...
@@ -186,6 +188,17 @@ class Frontier:
             state.last_start = now
         if state.last_start is not None:
             state.next_time = state.last_start + delay
+
+    def reserve(self, url: str, now: float) -> float:
+        """Book a slot at ``url``'s host for a request this frontier does not hand out
+        (a rendered page's subrequest); return the seconds from ``now`` until it may
+        start. The host's pages wait their delay after it, as after one of theirs:
+        pages and subrequests share one pace."""
+        state = self._host(_host_key(url))
+        start = max(now, state.next_time)
+        state.last_start = start
+        state.next_time = start + state.delay
+        return start - now
 
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen

@@ -56,6 +56,8 @@ class LeaseStore(Protocol):
 
     def set_crawl_delay(self, host: str, seconds: float) -> None: ...
 
+    def frontier_book(self, host: str, delay: float) -> float: ...
+
 
 class SharedFrontier:
     def __init__(
@@ -150,6 +152,10 @@ class SharedFrontier:
     def set_delay(self, url: str, delay: float, now: float) -> None:
         # The store keeps the delay with the host's lease, on its own clock.
         self._store.set_crawl_delay(urlsplit(url).hostname or "", delay)
+
+    def reserve(self, url: str, now: float) -> float:
+        # Booked in the store, on its clock, like a claim: every worker sees the slot.
+        return self._store.frontier_book(urlsplit(url).hostname or "", self._delay)
 
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen

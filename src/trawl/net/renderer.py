@@ -9,7 +9,9 @@ response and lets Chromium run the page's JavaScript on it:
 - every other request the page makes (scripts, images, XHR, frames) is routed
   through ``permits`` (scope, unsafe URLs, robots.txt: the crawl's rules) and, when
   allowed, fetched by our own ``Fetcher``: the SSRF-checked resolver, the
-  byte cap, no cookies. Chromium itself never reaches the network; requests
+  byte cap, no cookies. Each fetch, each redirect hop too, waits for ``pace``:
+  a slot at its host booked with the crawl's frontier, so a host's delay holds
+  for a page's subrequests as for its pages. Chromium itself never reaches the network; requests
   other than GET and HEAD, WebSockets and anything a route misses are refused
   (a dead proxy catches the last kind);
 - each page gets a fresh browser context (no cookies, storage or cache from
@@ -102,6 +104,7 @@ class Renderer:
         self,
         fetcher: Fetcher,
         permits: Callable[[str], Awaitable[str | None]],
+        pace: Callable[[str], Awaitable[None]],
         *,
         executable: str,
         user_agent: str,
@@ -109,9 +112,11 @@ class Renderer:
         workers: int,
         max_bytes: int,
     ) -> None:
-        """``permits(url)`` gives the reason a subrequest is refused, or None."""
+        """``permits(url)`` gives the reason a subrequest is refused, or None;
+        ``pace(url)`` returns when a request to ``url``'s host may start."""
         self._fetcher = fetcher
         self._permits = permits
+        self._pace = pace
         self._executable = executable
         self._user_agent = user_agent
         self._timeout = timeout
@@ -311,6 +316,7 @@ class Renderer:
         would escape the checks.
         """
         for _ in range(MAX_REDIRECTS + 1):
+            await self._pace(url)
             fetched = await self._fetcher.get(url, max_bytes=self._max_bytes, read_types=("*",))
             if fetched.location is None:
                 return fetched

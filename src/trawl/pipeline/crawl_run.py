@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -226,7 +226,7 @@ async def run_crawler(
         allowed=_allowed(start_urls, allow),
     ) as fetcher:
         crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
-        async with _renderer(settings, fetcher, start_urls, crawler.robots_refusal) as renderer:
+        async with _renderer(settings, fetcher, start_urls, crawler) as renderer:
             pipeline.renderer = renderer
             if on_crawler is not None:
                 on_crawler(crawler)
@@ -255,11 +255,11 @@ async def _renderer(
     settings: Settings,
     fetcher: Fetcher,
     start_urls: Sequence[str],
-    robots_refusal: Callable[[str], Awaitable[str | None]],
+    crawler: Crawler,
 ) -> AsyncIterator[Renderer | None]:
     """Chromium for the crawl when ``settings.render``; started before the first request,
-    so a browser that cannot start stops the crawl before it begins. ``robots_refusal``
-    is the crawl's own robots.txt check (the crawler's, with its cache)."""
+    so a browser that cannot start stops the crawl before it begins. Subrequests obey
+    the crawler's own robots.txt check (with its cache) and its hosts' pace."""
     if not settings.render:
         yield None
         return
@@ -278,12 +278,13 @@ async def _renderer(
         reason = unsafe_reason(url)
         if reason is not None:
             return f"unsafe URL: {reason}"
-        blocked = await robots_refusal(url)
+        blocked = await crawler.robots_refusal(url)
         return None if blocked is None else f"blocked by {blocked}"
 
     async with Renderer(
         fetcher,
         permits,
+        crawler.pace,
         executable=settings.chromium,
         user_agent=settings.user_agent,
         timeout=settings.render_timeout,

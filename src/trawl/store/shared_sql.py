@@ -67,6 +67,15 @@ ACTIVE = (
     "SELECT EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND state = 'queued')"
     " OR EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND lease_owner IS NOT NULL)"
 )
+# A host's next slot booked for a request no claim handed out, in one statement (the
+# row is locked from read to write). Parameters: now, now, delay, delay, host.
+BOOK_SLOT = """
+UPDATE host_slots
+SET next_time = (CASE WHEN next_time > ? THEN next_time ELSE ? END)
+              + (CASE WHEN crawl_delay > ? THEN crawl_delay ELSE ? END)
+WHERE host = ?
+RETURNING next_time, crawl_delay
+"""
 SET_CRAWL_DELAY = (
     "INSERT INTO host_slots (host, crawl_delay) VALUES (?, ?)"
     " ON CONFLICT (host) DO UPDATE SET crawl_delay = excluded.crawl_delay"

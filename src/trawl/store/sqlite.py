@@ -262,6 +262,14 @@ class SQLiteStore(AdminQueries):
                 )
         return granted
 
+    def frontier_book(self, host: str, delay: float) -> float:
+        with self._transaction("IMMEDIATE"):
+            now = self._now()
+            self._db.execute(shared_sql.HOST_ADD, (host,))
+            booked = self._db.execute(shared_sql.BOOK_SLOT, (now, now, delay, delay, host))
+            next_time, crawl_delay = booked.fetchone()
+        return max(0.0, float(next_time) - max(delay, float(crawl_delay)) - now)
+
     def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
         self._db.execute(shared_sql.RENEW, (self._now() + lease, crawl_id, owner))
 
