@@ -296,13 +296,15 @@ def test_a_longer_crawl_delay_holds_the_host(store: Store) -> None:
 def test_a_booked_slot_holds_the_host_for_claims_and_bookings(store: Store) -> None:
     crawl_id = shared_frontier(store, "https://a.example/1")
 
-    assert store.frontier_book("a.example", 30.0) < 0.01  # nothing booked yet: at once
-    wait = store.frontier_book("a.example", 30.0)
+    asset = "https://a.example/app.js"
+    assert store.frontier_book(asset, 30.0) < 0.01  # nothing booked yet: at once
+    wait = store.frontier_book(asset, 30.0)
     assert 25.0 < wait <= 30.0  # the next booking waits the delay after it
     assert claim(store, crawl_id, delay=30.0, host_concurrency=4) is None  # and so do pages
     store.set_crawl_delay("b.example", 40.0)
-    assert store.frontier_book("b.example", 1.0) < 0.01  # a host no URL named yet
-    assert store.frontier_book("b.example", 1.0) > 35.0  # its longer Crawl-delay holds
+    other = "http://b.example:8080/x.css"  # any port: politeness is per server
+    assert store.frontier_book(other, 1.0) < 0.01  # a host no URL named yet
+    assert store.frontier_book(other, 1.0) > 35.0  # its longer Crawl-delay holds
 
 
 def test_a_released_url_is_done_and_the_crawl_ends(store: Store) -> None:

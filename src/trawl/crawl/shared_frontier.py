@@ -56,7 +56,7 @@ class LeaseStore(Protocol):
 
     def set_crawl_delay(self, host: str, seconds: float) -> None: ...
 
-    def frontier_book(self, host: str, delay: float) -> float: ...
+    def frontier_book(self, url: str, delay: float) -> float: ...
 
 
 class SharedFrontier:
@@ -155,7 +155,7 @@ class SharedFrontier:
 
     def reserve(self, url: str, now: float) -> float:
         # Booked in the store, on its clock, like a claim: every worker sees the slot.
-        return self._store.frontier_book(urlsplit(url).hostname or "", self._delay)
+        return self._store.frontier_book(url, self._delay)
 
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen

@@ -121,10 +121,10 @@ class Store(Protocol):
 
     def set_crawl_delay(self, host: str, seconds: float) -> None: ...
 
-    def frontier_book(self, host: str, delay: float) -> float:
-        """Book ``host``'s next request slot for a request no claim handed out (a
-        rendered page's subrequest), ``delay`` or the host's Crawl-delay after the one
-        before; return the seconds until it may start."""
+    def frontier_book(self, url: str, delay: float) -> float:
+        """Book the next request slot at ``url``'s host for a request no claim handed
+        out (a rendered page's subrequest), ``delay`` or the host's Crawl-delay after
+        the one before; return the seconds until it may start."""
         ...
 
     # -- pages and links

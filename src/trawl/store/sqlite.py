@@ -26,7 +26,6 @@ from trawl.errors import StoreError
 from trawl.records import (
     CorpusPage,
     CrawlRun,
-    CrawlUrl,
     Discussion,
     Link,
     PageRecord,
@@ -35,8 +34,8 @@ from trawl.records import (
 )
 from trawl.store import shared_sql
 from trawl.store.admin_queries import AdminQueries
-from trawl.store.base import politeness_host
 from trawl.store.database import Database
+from trawl.store.frontier_queries import FrontierQueries
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 _PAGE_COLUMNS = (
@@ -63,7 +62,7 @@ _UPSERT_PAGE = (
 RESUMABLE = ("interrupted", "stopped")
 
 
-class SQLiteStore(AdminQueries):
+class SQLiteStore(FrontierQueries, AdminQueries):
     _db: Database
     threadsafe = False  # one connection: one transaction at a time
 
@@ -170,129 +169,6 @@ class SQLiteStore(AdminQueries):
             ).fetchone()
         run = _crawl_run(row) if row else None
         return run if run is not None and run.outcome in RESUMABLE else None
-
-    # -- frontier -----------------------------------------------------------
-
-    def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None:
-        # In URL order: two workers adding the same URLs lock them in the same order
-        # (PostgreSQL waits on a row another transaction is inserting) and never deadlock.
-        rows = sorted((crawl_id, i.url, i.depth, i.source, politeness_host(i.url)) for i in items)
-        with self._transaction():
-            self._db.executemany(shared_sql.HOST_ADD, sorted({(r[4],) for r in rows}))
-            self._db.executemany(shared_sql.FRONTIER_ADD, rows)
-
-    def frontier_mark(self, crawl_id: int, url: str, state: str, reason: str | None = None) -> None:
-        self._mark(crawl_id, url, state, reason)
-
-    def _mark(self, crawl_id: int, url: str, state: str, reason: str | None) -> None:
-        self._db.execute(
-            "UPDATE frontier SET state = ?, reason = ? WHERE crawl_id = ? AND url = ?",
-            (state, reason, crawl_id, url),
-        )
-
-    def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]:
-        rows = self._db.execute(
-            "SELECT url, depth, source FROM frontier WHERE crawl_id = ? AND state = 'queued'",
-            (crawl_id,),
-        )
-        return [CrawlUrl(u, d, s) for u, d, s in rows]
-
-    def frontier_finished(self, crawl_id: int) -> list[str]:
-        rows = self._db.execute(
-            "SELECT url FROM frontier WHERE crawl_id = ? AND state != 'queued'", (crawl_id,)
-        )
-        return [u for (u,) in rows]
-
-    def frontier_counts(self, crawl_id: int) -> dict[str, int]:
-        rows = self._db.execute(
-            "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
-        )
-        return dict(rows)
-
-    # -- the frontier shared by workers ----------------------------------------
-    # Several worker processes on one machine may share a SQLite file: BEGIN
-    # IMMEDIATE takes the write lock before reading, so two claims never interleave.
-
-    def join_crawl(self, start_urls: Sequence[str]) -> int:
-        with self._transaction("IMMEDIATE"):
-            self._lock_joining()
-            if not start_urls:
-                row = self._db.execute(shared_sql.LATEST_RUNNING).fetchone()
-                if row is None:
-                    raise StoreError("no running crawl to join: give start URLs")
-                return int(row[0])
-            urls = json.dumps(list(start_urls))
-            row = self._db.execute(shared_sql.RUNNING_OF, (urls,)).fetchone()
-            if row is not None:
-                return int(row[0])
-            row = self._db.execute(shared_sql.BEGIN_CRAWL, (time.time(), urls, None)).fetchone()
-            return int(row[0])
-
-    def frontier_claim(
-        self, crawl_id: int, owner: str, *, lease: float, delay: float, host_concurrency: int
-    ) -> CrawlUrl | None:
-        with self._transaction("IMMEDIATE"):
-            now = self._now()
-            slot = self._db.execute(
-                shared_sql.CLAIM_HOST,
-                (now, crawl_id, now, crawl_id, now, host_concurrency),
-            ).fetchone()
-            if slot is None:
-                return None
-            host, crawl_delay = slot
-            row = self._db.execute(shared_sql.CLAIM_URL, (crawl_id, host, now)).fetchone()
-            if row is None:
-                return None
-            url, depth, source, retries = row
-            self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, url))
-            self._db.execute(shared_sql.BOOK_HOST, (now + max(delay, crawl_delay), host))
-        return CrawlUrl(url, depth, source, retries=retries)
-
-    def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
-        self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
-
-    def crawl_grant(self, crawl_id: int, want: int, cap: int) -> int:
-        with self._transaction("IMMEDIATE"):
-            row = self._db.execute("SELECT granted FROM crawls WHERE id = ?", (crawl_id,))
-            taken = row.fetchone()
-            granted = max(0, min(want, cap - taken[0])) if taken else 0
-            if granted:
-                self._db.execute(
-                    "UPDATE crawls SET granted = granted + ? WHERE id = ?", (granted, crawl_id)
-                )
-        return granted
-
-    def frontier_book(self, host: str, delay: float) -> float:
-        with self._transaction("IMMEDIATE"):
-            now = self._now()
-            self._db.execute(shared_sql.HOST_ADD, (host,))
-            booked = self._db.execute(shared_sql.BOOK_SLOT, (now, now, delay, delay, host))
-            next_time, crawl_delay = booked.fetchone()
-        return max(0.0, float(next_time) - max(delay, float(crawl_delay)) - now)
-
-    def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
-        self._db.execute(shared_sql.RENEW, (self._now() + lease, crawl_id, owner))
-
-    def frontier_retry(self, crawl_id: int, item: CrawlUrl, owner: str, not_before: float) -> None:
-        with self._transaction("IMMEDIATE"):
-            self._db.execute(shared_sql.RETRY, (item.retries, crawl_id, item.url, owner))
-            until = self._now() + not_before
-            self._db.execute(
-                "UPDATE host_slots SET next_time = CASE WHEN next_time > ? THEN next_time"
-                " ELSE ? END WHERE host = ?",
-                (until, until, politeness_host(item.url)),
-            )
-
-    def frontier_wait(self, crawl_id: int) -> float | None:
-        now = self._now()
-        row = self._db.execute(shared_sql.NEXT_HOST_TIME, (crawl_id, now)).fetchone()
-        return None if row[0] is None else max(0.0, float(row[0]) - now)
-
-    def frontier_active(self, crawl_id: int) -> bool:
-        return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id, crawl_id)).fetchone()[0])
-
-    def set_crawl_delay(self, host: str, seconds: float) -> None:
-        self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds))
 
     # -- pages and links ----------------------------------------------------
 
