@@ -8,6 +8,8 @@ import signal
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import pytest
+
 from fixture_sites import html_page
 from trawl.extract.html import parse_html
 from trawl.index.documents import index_fields
@@ -113,3 +115,10 @@ async def test_documents_survive_a_worker_killed_midway() -> None:
     finally:
         await pool.close()
     assert [f["url"] for f in built] == [record.url for record, _ in pages]
+
+
+async def test_documents_refuse_an_empty_batch() -> None:
+    # Zero pages a task would build nothing and leave an empty index without a word.
+    pool = StagePool(0)
+    with pytest.raises(ValueError, match="at least 1"):
+        _ = [fields async for fields in pool.documents([(page(1), [])], batch=0)]

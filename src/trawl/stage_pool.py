@@ -174,6 +174,8 @@ class StagePool:
         """``index_fields`` of each page, in order, built ``batch`` pages a task. ``pages``
         is read lazily, a few batches ahead of the workers, so a large crawl's pages are
         never all in memory."""
+        if batch < 1:
+            raise ValueError(f"pages per task must be at least 1, not {batch}")
         if self._workers == 0:
             for own in _batches(pages, batch):
                 for fields in _documents(own):

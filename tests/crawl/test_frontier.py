@@ -331,12 +331,33 @@ def test_reserve_shares_a_hosts_pace_with_its_pages() -> None:
     for p in ("/1", "/2"):
         f.enqueue(url("a.com", p))
     assert f.next(0.0) is not None
-    assert f.reserve("https://a.com/app.js", 0.2) == pytest.approx(0.8)
-    assert f.reserve("http://a.com/style.css", 0.2) == pytest.approx(1.8)  # either scheme
+    assert f.reserve("https://a.com/app.js", 0.2, 10.0) == pytest.approx(0.8)
+    assert f.reserve("http://a.com/style.css", 0.2, 10.0) == pytest.approx(1.8)  # either scheme
     assert f.next(2.5) is None
     second = f.next(3.0)
     assert second is not None and second.url == "https://a.com/2"
-    assert f.reserve("https://b.com/x.js", 0.2) == 0.0  # another host is not held
+    assert f.reserve("https://b.com/x.js", 0.2, 10.0) == 0.0  # another host is not held
+
+
+def test_a_crawl_delay_never_undoes_slots_already_booked() -> None:
+    f = Frontier(delay=1.0, host_concurrency=1)
+    for p in ("/1", "/2"):
+        f.enqueue(url("a.com", p))
+    first = f.next(0.0)
+    assert first is not None
+    f.reserve("https://a.com/a.js", 0.1, 10.0)  # booked at 1.0
+    f.reserve("https://a.com/b.js", 0.1, 10.0)  # booked at 2.0
+    f.set_delay("https://a.com/", 1.5, 0.2)  # 0.2 + 1.5 = 1.7 would come before b.js
+    f.done(first, 0.3)
+    assert f.next(2.9) is None
+    assert f.next(3.0) is not None
+
+
+def test_reserve_books_nothing_past_its_limit() -> None:
+    f = Frontier(delay=1.0, host_concurrency=1)
+    assert f.reserve("https://a.com/a.js", 0.0, 0.5) == 0.0
+    assert f.reserve("https://a.com/b.js", 0.0, 0.5) is None  # its slot would be 1.0
+    assert f.reserve("https://a.com/c.js", 0.0, 5.0) == pytest.approx(1.0)  # b took none
 
 
 # -- a model-based property ---------------------------------------------------------

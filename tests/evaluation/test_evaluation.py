@@ -153,6 +153,30 @@ def test_read_beir_names_a_bad_line(beir: Path, file: str, line: str, error: str
         read_beir(beir)
 
 
+@pytest.mark.parametrize(
+    ("row", "error"),
+    [
+        ("q1\td1\t1.0", r"test\.tsv:5: '1\.0' is not a whole number"),
+        ("q1\td1\t²", r"test\.tsv:5: '²' is not a whole number"),
+        ("q1\td1", r"test\.tsv:5: expected query, document and score"),
+    ],
+)
+def test_read_beir_names_a_bad_judgment(beir: Path, row: str, error: str) -> None:
+    with (beir / "qrels" / "test.tsv").open("a", encoding="utf-8") as f:
+        f.write(row + "\n")  # line 5: only line 1 may be a header
+
+    with pytest.raises(CollectionError, match=error):
+        read_beir(beir)
+
+
+def test_read_beir_names_a_line_that_is_not_utf8(beir: Path) -> None:
+    with (beir / "corpus.jsonl").open("ab") as f:
+        f.write(b'{"_id": "d9", "text": "caf\xe9"}\n')
+
+    with pytest.raises(CollectionError, match=r"corpus\.jsonl:8: not UTF-8 text"):
+        read_beir(beir)
+
+
 def test_read_beir_leaves_out_judgments_of_queries_it_lacks(beir: Path) -> None:
     with (beir / "qrels" / "test.tsv").open("a", encoding="utf-8") as f:
         f.write("q9\td1\t1\n")  # no q9 in queries.jsonl: it would score as a query that failed

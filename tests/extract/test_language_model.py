@@ -4,6 +4,9 @@ speed only."""
 
 from __future__ import annotations
 
+import os
+import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +67,33 @@ def test_an_unwritable_cache_folder_costs_speed_only(cache_home: Path) -> None:
     assert cache_home.read_text() == "a file where the cache folder would be"
 
 
-def test_a_damaged_cache_is_written_again(cache_home: Path) -> None:
+@pytest.mark.parametrize("damage", ["cut short", "emptied", "deleted"])
+def test_a_damaged_cache_is_written_again(cache_home: Path, damage: str) -> None:
     load()
     (folder,) = cache_folder().iterdir()
     table = folder / "ptc.npy"
-    table.write_bytes(table.read_bytes()[:1000])  # cut short, as a full disk would leave it
+    if damage == "cut short":  # as a full disk would leave it
+        table.write_bytes(table.read_bytes()[:1000])
+    elif damage == "emptied":  # as a power cut before the data reached the disk would
+        table.write_bytes(b"")
+    else:
+        table.unlink()
     assert answers(load()) == [py3langid.classify(text) for text in TEXTS]
     assert table.stat().st_size > 1_000_000
+
+
+def test_a_killed_writers_staging_folder_is_removed(cache_home: Path) -> None:
+    cache_folder().mkdir(parents=True)
+    key = f"py3langid-{version('py3langid')}-{language_model._MODEL.stat().st_size}"
+    left = cache_folder() / f".{key}-killed"
+    left.mkdir()
+    (left / "ptc.npy").write_bytes(b"half")
+    hour_ago = time.time() - 3600
+    os.utime(left, (hour_ago, hour_ago))
+    live = cache_folder() / f".{key}-writing"  # another process's, still being written
+    live.mkdir()
+
+    load()
+
+    assert not left.exists()
+    assert live.exists()

@@ -29,8 +29,8 @@ async def allow_everything(url: str) -> str | None:
     return None
 
 
-async def no_pace(url: str) -> None:
-    return None
+async def no_pace(url: str, within: float) -> bool:
+    return True
 
 
 APP_JS = b"""
@@ -168,7 +168,7 @@ def test_subrequests_keep_the_hosts_delay(serve: Serve, tmp_path: Path) -> None:
     site = serve(routes)
     (tmp_path / "none.toml").write_text("resource_checks = 0\n")
     done = trawl(
-        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0.5",
+        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0.6",
         "--config", str(tmp_path / "none.toml"),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -176,7 +176,32 @@ def test_subrequests_keep_the_hosts_delay(serve: Serve, tmp_path: Path) -> None:
     assert sorted(p for _, p in starts) == sorted(["/", "/b", *routes.keys() - {"/", "/b"}])
     gaps = [b - a for (a, _), (b, _) in itertools.pairwise(starts)]
     # Half the delay: the server's clock reads each request when its thread runs.
-    assert min(gaps) >= 0.25, starts
+    assert min(gaps) >= 0.3, starts
+
+
+def test_subrequests_never_wait_past_the_pages_deadline(serve: Serve, tmp_path: Path) -> None:
+    # Twelve requests at a 0.5 s delay need 6 s; the page has 2. Those whose slot
+    # comes after its deadline are refused, not sent late for nobody, and book
+    # nothing: the host's next page is not held behind them.
+    fetches = "".join(f"fetch('/x{n}').catch(() => {{}});" for n in range(12))
+    routes = {
+        "/": html_page("Home", f'<p>Home.</p><a href="/b">b</a><script>{fetches}</script>'),
+        "/b": html_page("B", "<p>B.</p>"),
+    }
+    for n in range(12):
+        routes[f"/x{n}"] = Route(b"{}", headers={"Content-Type": "application/json"})
+    site = serve(routes)
+    (tmp_path / "t.toml").write_text("resource_checks = 0\nrender_timeout = 2\n")
+    done = trawl(
+        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0.5",
+        "--config", str(tmp_path / "t.toml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    starts = {p: t for t, m, p in site.requests if m == "GET"}
+    sent = [p for p in starts if p.startswith("/x")]
+    assert 0 < len(sent) < 12
+    assert max(starts[p] for p in sent) <= starts["/"] + 2.5
+    assert starts["/b"] <= starts["/"] + 4.0  # six more slots would put it past 6.5 s
 
 
 def test_a_page_with_nothing_to_run_is_not_loaded_in_the_browser(

@@ -284,27 +284,43 @@ def test_host_concurrency_counts_live_leases(store: Store) -> None:
     assert claim(store, crawl_id, "w2", host_concurrency=2) is not None
 
 
-def test_a_longer_crawl_delay_holds_the_host(store: Store) -> None:
+def test_a_crawl_delay_learnt_after_a_claim_holds_the_host(store: Store) -> None:
+    # The claimed page waited for robots.txt: the delay counts from now, for every worker.
     crawl_id = shared_frontier(store, "https://a.example/1", "https://a.example/2")
-    store.set_crawl_delay("a.example", 40.0)
-
     assert claim(store, crawl_id, delay=0.0, host_concurrency=4) is not None
+
+    store.set_crawl_delay("a.example", 10.0)
+
+    assert claim(store, crawl_id, "w2", delay=0.0, host_concurrency=4) is None
     wait = store.frontier_wait(crawl_id)
-    assert wait is not None and wait > 30.0
+    assert wait is not None and 8.0 < wait <= 10.0
+
+
+def booked(store: Store, url: str, delay: float, within: float = 100.0) -> float:
+    wait = store.frontier_book(url, delay, within)
+    assert wait is not None
+    return wait
 
 
 def test_a_booked_slot_holds_the_host_for_claims_and_bookings(store: Store) -> None:
     crawl_id = shared_frontier(store, "https://a.example/1")
 
     asset = "https://a.example/app.js"
-    assert store.frontier_book(asset, 30.0) < 0.01  # nothing booked yet: at once
-    wait = store.frontier_book(asset, 30.0)
-    assert 25.0 < wait <= 30.0  # the next booking waits the delay after it
+    assert booked(store, asset, 30.0) < 0.01  # nothing booked yet: at once
+    assert 25.0 < booked(store, asset, 30.0) <= 30.0  # the next waits the delay after it
     assert claim(store, crawl_id, delay=30.0, host_concurrency=4) is None  # and so do pages
-    store.set_crawl_delay("b.example", 40.0)
+    store.set_crawl_delay("b.example", 40.0)  # a host no URL named yet, held from now
     other = "http://b.example:8080/x.css"  # any port: politeness is per server
-    assert store.frontier_book(other, 1.0) < 0.01  # a host no URL named yet
-    assert store.frontier_book(other, 1.0) > 35.0  # its longer Crawl-delay holds
+    assert 35.0 < booked(store, other, 1.0) <= 40.0
+    assert 75.0 < booked(store, other, 1.0) <= 80.0  # its Crawl-delay spaces bookings
+
+
+def test_a_slot_too_far_off_is_not_booked(store: Store) -> None:
+    asset = "https://a.example/app.js"
+    booked(store, asset, 30.0)
+    # The next slot is 30 s off: a render that must end within 5 s takes none.
+    assert store.frontier_book(asset, 30.0, 5.0) is None
+    assert 25.0 < booked(store, asset, 30.0) <= 30.0  # the refusal booked nothing
 
 
 def test_a_released_url_is_done_and_the_crawl_ends(store: Store) -> None:

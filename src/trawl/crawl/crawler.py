@@ -266,13 +266,17 @@ class Crawler:
                 # The same navigation, one hop on: the depth does not grow.
                 self.admit([CrawlUrl(target, item.depth, item.url, chain)])
 
-    async def pace(self, url: str) -> None:
+    async def pace(self, url: str, within: float) -> bool:
         """Wait for a slot at ``url``'s host, for a request the frontier never hands out
-        (a rendered page's subrequest): the host's delay holds for those too."""
+        (a rendered page's subrequest): the host's delay holds for those too. False at
+        once, and no slot taken, when the slot comes more than ``within`` seconds on."""
         loop = asyncio.get_running_loop()
-        wait = self._frontier.reserve(url, loop.time())
+        wait = self._frontier.reserve(url, loop.time(), within)
+        if wait is None:
+            return False
         if wait > 0:
             await asyncio.sleep(wait)
+        return True
 
     # -- robots.txt -------------------------------------------------------
 

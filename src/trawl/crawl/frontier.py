@@ -25,9 +25,9 @@ import itertools
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from trawl.records import CrawlUrl
+from trawl.urls.identity import politeness_host
 
 
 class CrawlFrontier(Protocol):
@@ -49,7 +49,7 @@ class CrawlFrontier(Protocol):
 
     def set_delay(self, url: str, delay: float, now: float) -> None: ...
 
-    def reserve(self, url: str, now: float) -> float: ...
+    def reserve(self, url: str, now: float, within: float) -> float | None: ...
 
     def seen(self, url: str) -> bool: ...
 
@@ -107,7 +107,7 @@ class Frontier:
         if self._max_pending and self._queued >= self._max_pending:
             self.refused["frontier full"] += 1
             return False
-        host = _host_key(item.url)
+        host = politeness_host(item.url)
         state = self._host(host)
         if self._max_per_host and state.admitted >= self._max_per_host:
             self.refused["host cap"] += 1
@@ -154,7 +154,7 @@ class Frontier:
 
     def done(self, item: CrawlUrl, now: float) -> None:
         """The request for ``item`` finished: its host's slot is free again."""
-        key = _host_key(item.url)
+        key = politeness_host(item.url)
         state = self._hosts[key]
         state.in_flight -= 1
         self._in_flight -= 1
@@ -163,7 +163,7 @@ class Frontier:
     def retry(self, item: CrawlUrl, not_before: float) -> None:
         """Put ``item`` back at the head of its host's queue and hold the host
         until ``not_before`` (a 429 or 503 answer). Call before ``done``."""
-        state = self._hosts[_host_key(item.url)]
+        state = self._hosts[politeness_host(item.url)]
         state.queue.appendleft(item)
         self._queued += 1
         state.next_time = max(state.next_time, not_before)
@@ -182,20 +182,24 @@ class Frontier:
         it is the one that waited for robots.txt, and it goes out only now (a
         slow robots.txt would otherwise eat into the delay before the next one).
         """
-        state = self._host(_host_key(url))
+        state = self._host(politeness_host(url))
         state.delay = delay
         if state.in_flight:
             state.last_start = now
         if state.last_start is not None:
-            state.next_time = state.last_start + delay
+            # Never earlier than a slot ``reserve`` booked already.
+            state.next_time = max(state.next_time, state.last_start + delay)
 
-    def reserve(self, url: str, now: float) -> float:
+    def reserve(self, url: str, now: float, within: float) -> float | None:
         """Book a slot at ``url``'s host for a request this frontier does not hand out
         (a rendered page's subrequest); return the seconds from ``now`` until it may
-        start. The host's pages wait their delay after it, as after one of theirs:
-        pages and subrequests share one pace."""
-        state = self._host(_host_key(url))
+        start, or None, booking nothing, when that is more than ``within`` (the page
+        would be gone by then). The host's pages wait their delay after it, as after
+        one of theirs: pages and subrequests share one pace."""
+        state = self._host(politeness_host(url))
         start = max(now, state.next_time)
+        if start - now > within:
+            return None
         state.last_start = start
         state.next_time = start + state.delay
         return start - now
@@ -218,8 +222,3 @@ class Frontier:
             return
         state.scheduled = True
         heapq.heappush(self._cooldown, (at, next(self._tie), key))
-
-
-def _host_key(url: str) -> str:
-    # Politeness is per server: http and https of one host share one budget.
-    return urlsplit(url).hostname or ""

@@ -21,9 +21,9 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from trawl.records import CrawlUrl
+from trawl.urls.identity import politeness_host
 
 POLL = 0.25  # seconds between looks when every queued URL is leased to someone
 # URLs of the crawl's max_pages a worker takes from the store at a time: one store
@@ -56,7 +56,7 @@ class LeaseStore(Protocol):
 
     def set_crawl_delay(self, host: str, seconds: float) -> None: ...
 
-    def frontier_book(self, url: str, delay: float) -> float: ...
+    def frontier_book(self, url: str, delay: float, within: float) -> float | None: ...
 
 
 class SharedFrontier:
@@ -150,12 +150,13 @@ class SharedFrontier:
         return self._wake
 
     def set_delay(self, url: str, delay: float, now: float) -> None:
-        # The store keeps the delay with the host's lease, on its own clock.
-        self._store.set_crawl_delay(urlsplit(url).hostname or "", delay)
+        # The store keeps the delay with the host's slot and holds the host for it from
+        # its own clock's now: the page that waited for robots.txt goes out now.
+        self._store.set_crawl_delay(politeness_host(url), delay)
 
-    def reserve(self, url: str, now: float) -> float:
+    def reserve(self, url: str, now: float, within: float) -> float | None:
         # Booked in the store, on its clock, like a claim: every worker sees the slot.
-        return self._store.frontier_book(url, self._delay)
+        return self._store.frontier_book(url, self._delay, within)
 
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen

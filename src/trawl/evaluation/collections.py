@@ -9,9 +9,9 @@ sentinel ``.I 0``; CISI and CACM judgments are binary.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,9 @@ class Collection:
     qrels: dict[str, dict[str, int]]
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 def read_beir(folder: Path, split: str = "test") -> Collection:
     corpus, queries_file = folder / "corpus.jsonl", folder / "queries.jsonl"
     qrels_file = folder / "qrels" / f"{split}.tsv"
@@ -42,11 +45,13 @@ def read_beir(folder: Path, split: str = "test") -> Collection:
         for d in _json_lines(corpus, "_id")
     ]
     qrels: dict[str, dict[str, int]] = {}
-    with qrels_file.open(encoding="utf-8") as f:
-        for row in csv.reader(f, delimiter="\t"):
-            if len(row) < 3 or not row[2].lstrip("-").isdigit():
-                continue  # the header
-            qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    for number, line in _lines(qrels_file):
+        row = line.split("\t") if line.strip() else []
+        if not row or (number == 1 and len(row) >= 3 and not _INTEGER.fullmatch(row[2])):
+            continue  # a blank line, or the header
+        if len(row) < 3:
+            raise CollectionError(f"{qrels_file}:{number}: expected query, document and score")
+        qrels.setdefault(row[0], {})[row[1]] = _integer(row[2], qrels_file, number)
     queries = {
         str(q["_id"]): str(q["text"])
         for q in _json_lines(queries_file, "_id", "text")
@@ -58,22 +63,36 @@ def read_beir(folder: Path, split: str = "test") -> Collection:
     return Collection(folder.name, docs, queries, qrels)
 
 
-def _json_lines(path: Path, *keys: str) -> list[dict[str, Any]]:
+def _json_lines(path: Path, *keys: str) -> Iterator[dict[str, Any]]:
     """The objects of a JSON-lines file, each holding ``keys``; a bad line is an error
     naming it."""
-    found = []
-    with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
+    for number, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise CollectionError(f"{path}:{number}: not JSON ({e.msg})") from None
+        if not isinstance(value, dict) or any(key not in value for key in keys):
+            raise CollectionError(f"{path}:{number}: expected an object with {', '.join(keys)}")
+        yield value
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The lines of a UTF-8 file, numbered from 1, without their line ends; text that
+    is not UTF-8 is an error naming its line (read as bytes, so the number is right)."""
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, 1):
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise CollectionError(f"{path}:{number}: not JSON ({e.msg})") from None
-            if not isinstance(value, dict) or any(key not in value for key in keys):
-                raise CollectionError(f"{path}:{number}: expected an object with {', '.join(keys)}")
-            found.append(value)
-    return found
+                yield number, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                raise CollectionError(f"{path}:{number}: not UTF-8 text") from None
+
+
+def _integer(text: str, path: Path, number: int) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise CollectionError(f"{path}:{number}: {text!r} is not a whole number")
+    return int(text)
 
 
 _SMART_FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
@@ -122,14 +141,15 @@ def _smart(folder: Path, docs_file: str, queries_file: str, qrels_file: str, *,
     for position, (ident, fields) in enumerate(_smart_records(folder / queries_file), 1):
         if ident == "0" or not fields.get("W"):
             continue  # CACM's sentinel
-        queries[str(position) if by_position else str(int(ident))] = fields["W"]
+        number = position if by_position else _integer(ident, folder / queries_file, position)
+        queries[str(number)] = fields["W"]
     qrels: dict[str, dict[str, int]] = {}
     judgments = folder / qrels_file
-    for number, line in enumerate(judgments.read_text().splitlines(), 1):
+    for number, line in enumerate(judgments.read_text(errors="replace").splitlines(), 1):
         parts = line.split()
         if len(parts) < 3:
             continue
-        if not all(p.lstrip("-").isdigit() for p in parts[:3]):
+        if not all(_INTEGER.fullmatch(p) for p in parts[:3]):
             raise CollectionError(f"{judgments}:{number}: expected query, document and grade")
         query, doc = str(int(parts[0])), str(int(parts[1]))
         if by_position:  # Cranfield: grade 1 (complete answer) .. 4, -1 no judgment

@@ -45,7 +45,8 @@ def build_index(
 
     The documents are built as ``trawl index`` builds a site's: by the stage pool's
     workers (``workers``: the ``parse_workers`` setting), while this process hands them
-    to the engine, so an evaluation measures the indexing path users run."""
+    to the engine, so an evaluation measures the indexing path users run. Runs its own
+    event loop: call it from synchronous code, not from a running loop."""
     return asyncio.run(_build_index(path, docs, lang, workers_for(workers)))
 
 

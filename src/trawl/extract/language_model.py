@@ -17,11 +17,13 @@ py3langid would do it: slower, never wrong.
 
 from __future__ import annotations
 
-import io
+import contextlib
+import logging
 import lzma
 import os
 import shutil
 import tempfile
+import time
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
@@ -31,6 +33,7 @@ import numpy as np
 import py3langid
 from py3langid.langid import LanguageIdentifier
 
+log = logging.getLogger(__name__)
 _MODEL = Path(py3langid.__file__).parent / "data" / "model.npz.xz"
 _ARRAYS = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
 
@@ -41,34 +44,46 @@ def cache_folder() -> Path:
     return Path(base) / "trawl"
 
 
+STALE_STAGING = 600.0  # seconds: a staging folder this old was left by a killed writer
+
+
 @cache
 def identifier() -> Any:
     """The detection model of this process (a py3langid ``LanguageIdentifier``)."""
-    try:
-        folder = _unpacked_folder()
+    for _ in range(2):
         try:
-            arrays = _mapped(folder)
-        except ValueError:  # damaged from outside (it is written whole or not at all)
+            folder = _unpacked_folder()
+        except Exception:  # no home, no writable cache folder: slower, not wrong
+            break
+        try:
+            return _identifier(_mapped(folder))
+        except Exception:  # damaged from outside: written again, once
+            log.warning("language model cache %s is damaged: writing it again", folder)
             shutil.rmtree(folder, ignore_errors=True)
-            arrays = _mapped(_unpacked_folder())
-    except (OSError, ValueError):  # no writable cache folder
-        arrays = _unpack()
-    return _identifier(arrays)
+    return _identifier(_unpack())
 
 
 def _unpacked_folder() -> Path:
-    """The cache folder of this exact model, written first if missing (atomically: a
-    folder renamed into place, so a concurrent process never reads half of one)."""
+    """The cache folder of this exact model, written first if missing: the arrays are
+    synced to disk in a staging folder, which is then renamed into place, so no
+    process (and no power cut) ever leaves half of one where a reader looks."""
     key = f"py3langid-{version('py3langid')}-{_MODEL.stat().st_size}"
-    folder = cache_folder() / key
+    parent = cache_folder()
+    folder = parent / key
     if folder.is_dir():
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
+    parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(parent, key)
+    staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=parent))
     try:
         for name, array in _unpack().items():
-            np.save(staging / f"{name}.npy", array)
+            with (staging / f"{name}.npy").open("wb") as f:
+                np.save(f, array)
+                f.flush()
+                os.fsync(f.fileno())
+        _fsync_folder(staging)
         staging.rename(folder)
+        _fsync_folder(parent)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
         if not folder.is_dir():  # another process's rename wins a race; else a real error
@@ -76,9 +91,32 @@ def _unpacked_folder() -> Path:
     return folder
 
 
+def _remove_stale_staging(parent: Path, key: str) -> None:
+    """Staging folders a killed writer left (up to 97 MB each); a live one is younger."""
+    now = time.time()
+    for left in parent.glob(f".{key}-*"):
+        with contextlib.suppress(OSError):
+            if now - left.stat().st_mtime > STALE_STAGING:
+                shutil.rmtree(left, ignore_errors=True)
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _unpack() -> dict[str, np.ndarray[Any, Any]]:
-    with lzma.open(_MODEL) as packed, np.load(io.BytesIO(packed.read())) as data:
-        arrays = {name: data[name] for name in _ARRAYS}
+    # Through a temporary file, as py3langid does: the 68 MB archive is never held in
+    # memory beside the arrays read from it.
+    with tempfile.TemporaryFile(suffix=".npz") as unpacked:
+        with lzma.open(_MODEL) as packed:
+            shutil.copyfileobj(packed, unpacked, length=1 << 20)
+        unpacked.seek(0)
+        with np.load(unpacked) as data:
+            arrays = {name: data[name] for name in _ARRAYS}
     arrays["ptc"] = arrays["ptc"].astype(np.float32)
     return arrays
 
@@ -91,10 +129,11 @@ def _identifier(arrays: dict[str, np.ndarray[Any, Any]]) -> Any:
     nextmove = arrays["nextmove"]
     # The DFA walk indexes its transitions once per byte of text: a memoryview of the
     # mapped array gives plain ints as fast as py3langid's own array.array, uncopied.
+    # (The small arrays are copied, so that only the two large files stay mapped.)
     transitions = np.ascontiguousarray(nextmove).data.cast("B").cast(nextmove.dtype.char)
     return LanguageIdentifier(
         arrays["ptc"],
-        np.asarray(arrays["pc"]),
+        np.array(arrays["pc"]),
         arrays["classes"].tolist(),
         transitions,
         arrays["out_feat"].tolist(),

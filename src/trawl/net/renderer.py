@@ -104,7 +104,7 @@ class Renderer:
         self,
         fetcher: Fetcher,
         permits: Callable[[str], Awaitable[str | None]],
-        pace: Callable[[str], Awaitable[None]],
+        pace: Callable[[str, float], Awaitable[bool]],
         *,
         executable: str,
         user_agent: str,
@@ -113,7 +113,8 @@ class Renderer:
         max_bytes: int,
     ) -> None:
         """``permits(url)`` gives the reason a subrequest is refused, or None;
-        ``pace(url)`` returns when a request to ``url``'s host may start."""
+        ``pace(url, within)`` returns True when a request to ``url``'s host may start,
+        False when it could not within ``within`` seconds (no slot taken)."""
         self._fetcher = fetcher
         self._permits = permits
         self._pace = pace
@@ -184,9 +185,10 @@ class Renderer:
         """The serialised DOM of ``url`` after Chromium ran it; RenderError when it cannot."""
         async with self._gate:
             context = await self._new_context()
+            deadline = asyncio.get_running_loop().time() + self._timeout
             try:
-                async with asyncio.timeout(self._timeout):
-                    return await self._load(context, url, response)
+                async with asyncio.timeout_at(deadline):
+                    return await self._load(context, url, response, deadline)
             except TimeoutError:
                 self.timeouts += 1
                 raise RenderError(f"render timed out after {self._timeout:g}s") from None
@@ -213,7 +215,9 @@ class Renderer:
                 self._browser = None
         raise AssertionError("unreachable")
 
-    async def _load(self, context: BrowserContext, url: str, response: FetchResult) -> str:
+    async def _load(
+        self, context: BrowserContext, url: str, response: FetchResult, deadline: float
+    ) -> str:
         served_document = False
         subrequests = 0
         loop = asyncio.get_running_loop()
@@ -245,7 +249,7 @@ class Renderer:
                 await route.abort("blockedbyclient")
                 return
             try:
-                fetched = await self._subresource(request)
+                fetched = await self._subresource(request, deadline)
             except (FetchError, _Refused) as e:
                 reason = str(e) if isinstance(e, _Refused) else type(e).__name__
                 self.refused[reason] = self.refused.get(reason, 0) + 1
@@ -274,11 +278,11 @@ class Renderer:
             await asyncio.sleep(QUIET / 3)
         return await page.content()
 
-    async def _subresource(self, request: Request) -> FetchResult:
+    async def _subresource(self, request: Request, deadline: float) -> FetchResult:
         """The answer to an allowed subrequest; a static one is fetched once per crawl."""
         url = request.url
         if request.resource_type not in _CACHED_TYPES:
-            return await self._fetch_following(url)
+            return await self._fetch_following(url, deadline)
         cached = self._cache.get(url)
         if cached is not None:
             self._cache.move_to_end(url)
@@ -286,7 +290,7 @@ class Renderer:
             return cached
         fetching = self._fetching.get(url)
         if fetching is None:
-            fetching = asyncio.ensure_future(self._fetch_following(url))
+            fetching = asyncio.ensure_future(self._fetch_following(url, deadline))
             fetching.add_done_callback(lambda task: self._fetched(url, task))
             self._fetching[url] = fetching
         else:
@@ -308,15 +312,18 @@ class Renderer:
             _, dropped = self._cache.popitem(last=False)
             self._cached_bytes -= len(dropped.body)
 
-    async def _fetch_following(self, url: str) -> FetchResult:
-        """GET ``url``, following redirects here, each hop checked like the first.
+    async def _fetch_following(self, url: str, deadline: float) -> FetchResult:
+        """GET ``url``, following redirects here, each hop checked like the first and
+        paced; a hop whose host has no slot before the page's ``deadline`` is refused.
 
         Chromium is never handed a redirect: a request it makes for a Location is
         not routed again (Playwright calls a route for the first URL only), so it
         would escape the checks.
         """
+        loop = asyncio.get_running_loop()
         for _ in range(MAX_REDIRECTS + 1):
-            await self._pace(url)
+            if not await self._pace(url, deadline - loop.time()):
+                raise _Refused("no slot at its host before the page's deadline")
             fetched = await self._fetcher.get(url, max_bytes=self._max_bytes, read_types=("*",))
             if fetched.location is None:
                 return fetched

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
-from urllib.parse import urlsplit
 
 from trawl.records import (
     ApiKey,
@@ -119,12 +118,16 @@ class Store(Protocol):
         """URLs are queued or leased (leased work may still find more)."""
         ...
 
-    def set_crawl_delay(self, host: str, seconds: float) -> None: ...
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        """A robots.txt Crawl-delay for ``host``: kept with its slot, and the host held
+        for it from now on."""
+        ...
 
-    def frontier_book(self, url: str, delay: float) -> float:
+    def frontier_book(self, url: str, delay: float, within: float) -> float | None:
         """Book the next request slot at ``url``'s host for a request no claim handed
         out (a rendered page's subrequest), ``delay`` or the host's Crawl-delay after
-        the one before; return the seconds until it may start."""
+        the one before; return the seconds until it may start, or None, booking
+        nothing, when that is more than ``within``."""
         ...
 
     # -- pages and links
@@ -221,8 +224,3 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def politeness_host(url: str) -> str:
-    """The key politeness is kept by: one server, whatever the scheme or port."""
-    return urlsplit(url).hostname or ""

@@ -19,8 +19,8 @@ from typing import Any
 from trawl.errors import StoreError
 from trawl.records import CrawlUrl
 from trawl.store import shared_sql
-from trawl.store.base import politeness_host
 from trawl.store.database import Database
+from trawl.urls.identity import politeness_host
 
 
 class FrontierQueries:
@@ -126,14 +126,12 @@ class FrontierQueries:
                 )
         return granted
 
-    def frontier_book(self, url: str, delay: float) -> float:
+    def frontier_book(self, url: str, delay: float, within: float) -> float | None:
+        now = self._now()
         host = politeness_host(url)
-        with self._transaction("IMMEDIATE"):
-            now = self._now()
-            self._db.execute(shared_sql.HOST_ADD, (host,))
-            booked = self._db.execute(shared_sql.BOOK_SLOT, (now, now, delay, delay, host))
-            next_time, crawl_delay = booked.fetchone()
-        return max(0.0, float(next_time) - max(delay, float(crawl_delay)) - now)
+        params = (host, now + delay, now, now, delay, delay, now + within, delay, delay)
+        booked = self._db.execute(shared_sql.BOOK_SLOT, params).fetchone()
+        return None if booked is None else max(0.0, float(booked[0]) - now)
 
     def frontier_renew(self, crawl_id: int, owner: str, *, lease: float) -> None:
         self._db.execute(shared_sql.RENEW, (self._now() + lease, crawl_id, owner))
@@ -157,4 +155,4 @@ class FrontierQueries:
         return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id, crawl_id)).fetchone()[0])
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
-        self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds))
+        self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds, self._now() + seconds))

@@ -68,15 +68,22 @@ ACTIVE = (
     " OR EXISTS (SELECT 1 FROM frontier WHERE crawl_id = ? AND lease_owner IS NOT NULL)"
 )
 # A host's next slot booked for a request no claim handed out, in one statement (the
-# row is locked from read to write). Parameters: now, now, delay, delay, host.
+# row is locked from read to write); it answers when the booked request may start,
+# and books nothing (no row) when that is after a latest start. Parameters: host,
+# now + delay (a host with no row yet), now, now, delay, delay, latest, delay, delay.
 BOOK_SLOT = """
-UPDATE host_slots
-SET next_time = (CASE WHEN next_time > ? THEN next_time ELSE ? END)
-              + (CASE WHEN crawl_delay > ? THEN crawl_delay ELSE ? END)
-WHERE host = ?
-RETURNING next_time, crawl_delay
+INSERT INTO host_slots (host, next_time) VALUES (?, ?)
+ON CONFLICT (host) DO UPDATE SET next_time =
+    (CASE WHEN host_slots.next_time > ? THEN host_slots.next_time ELSE ? END)
+    + (CASE WHEN host_slots.crawl_delay > ? THEN host_slots.crawl_delay ELSE ? END)
+WHERE host_slots.next_time <= ?
+RETURNING next_time - (CASE WHEN crawl_delay > ? THEN crawl_delay ELSE ? END)
 """
+# The host is held for the delay from now on (its next_time at least now + delay): the
+# page that waited for robots.txt goes out now. Parameters: host, delay, now + delay.
 SET_CRAWL_DELAY = (
-    "INSERT INTO host_slots (host, crawl_delay) VALUES (?, ?)"
-    " ON CONFLICT (host) DO UPDATE SET crawl_delay = excluded.crawl_delay"
+    "INSERT INTO host_slots (host, crawl_delay, next_time) VALUES (?, ?, ?)"
+    " ON CONFLICT (host) DO UPDATE SET crawl_delay = excluded.crawl_delay,"
+    " next_time = CASE WHEN host_slots.next_time > excluded.next_time"
+    " THEN host_slots.next_time ELSE excluded.next_time END"
 )

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from urllib.parse import SplitResult, unquote_plus, unquote_to_bytes, urljoin
+from urllib.parse import SplitResult, unquote_plus, unquote_to_bytes, urljoin, urlsplit
 
 import idna
 from w3lib.url import safe_url_string
@@ -137,6 +137,12 @@ def host_port(url: str) -> tuple[str, int]:
     parts = split(url)
     assert parts.hostname is not None  # split() guarantees it
     return parts.hostname, parts.port or DEFAULT_PORTS[parts.scheme]
+
+
+def politeness_host(url: str) -> str:
+    """The key politeness is kept by: one server, whatever the scheme or port ("" for
+    none). Loose on purpose: any URL, identity or not, gives the host it would reach."""
+    return urlsplit(url).hostname or ""
 
 
 def origin(url: str) -> str:
