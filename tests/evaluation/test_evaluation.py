@@ -512,55 +512,57 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Sit
         yield data, server
 
 
+def golden_run(data: str, golden: Path, lines: str) -> tuple[dict[str, float], list[str]]:
+    """`trawl eval golden` of ``lines`` written to ``golden``: its metrics (the JSON
+    last line) and every line it printed; it must succeed."""
+    golden.write_text(lines)
+    result = trawl("eval", "golden", str(golden), "--data", data)
+    assert result.returncode == 0, result.stderr
+    return last_json(result.stdout), result.stdout.splitlines()
+
+
 def test_cli_eval_golden_paths_match_on_any_host(
     crawled: tuple[str, SiteServer], tmp_path: Path
 ) -> None:
     data, _ = crawled
-    golden = tmp_path / "manual.tsv"
-    golden.write_text(
+    metrics, printed = golden_run(
+        data,
+        tmp_path / "manual.tsv",
         "# path-only answers\n"
         "mealworms\t/care\n"
         "rivers\t/otters\t/elsewhere\n"
-        "mealworms\t/nowhere\n"  # answered by no page: a miss
+        "mealworms\t/nowhere\n",  # answered by no page: a miss
     )
 
-    result = trawl("eval", "golden", str(golden), "--data", data)
-
-    assert result.returncode == 0, result.stderr
-    metrics = last_json(result.stdout)
     assert list(metrics) == ["mrr", "hits@1", "hits@10"]
     assert metrics == {"mrr": round(2 / 3, 4), "hits@1": round(2 / 3, 4), "hits@10": 0.6667}
-    assert "manual mrr 0.6667" in result.stdout.splitlines()  # named after the file's stem
+    assert "manual mrr 0.6667" in printed  # named after the file's stem
 
 
 def test_cli_eval_golden_full_urls(crawled: tuple[str, SiteServer], tmp_path: Path) -> None:
     data, server = crawled
-    golden = tmp_path / "full.tsv"
-    golden.write_text(
+    metrics, _ = golden_run(
+        data,
+        tmp_path / "full.tsv",
         f"mealworms\t{server.url('/care')}\n"
         f"rivers\t{server.url('/otters')}\n"
         # The right path on another host is not the answer when URLs are given in full.
-        "hedgehog care\thttp://elsewhere.test/care\n"
+        "hedgehog care\thttp://elsewhere.test/care\n",
     )
 
-    result = trawl("eval", "golden", str(golden), "--data", data)
-
-    assert result.returncode == 0, result.stderr
-    assert last_json(result.stdout) == {"mrr": 0.6667, "hits@1": 0.6667, "hits@10": 0.6667}
+    assert metrics == {"mrr": 0.6667, "hits@1": 0.6667, "hits@10": 0.6667}
 
 
 def test_cli_eval_golden_full_urls_and_paths_in_one_file(
     crawled: tuple[str, SiteServer], tmp_path: Path
 ) -> None:
     data, server = crawled
-    golden = tmp_path / "mixed.tsv"
     # Each answer is matched in its own form: one full URL does not stop paths matching.
-    golden.write_text(f"mealworms\t{server.url('/care')}\nrivers\t/otters\n")
+    lines = f"mealworms\t{server.url('/care')}\nrivers\t/otters\n"
 
-    result = trawl("eval", "golden", str(golden), "--data", data)
+    metrics, _ = golden_run(data, tmp_path / "mixed.tsv", lines)
 
-    assert result.returncode == 0, result.stderr
-    assert last_json(result.stdout) == {"mrr": 1.0, "hits@1": 1.0, "hits@10": 1.0}
+    assert metrics == {"mrr": 1.0, "hits@1": 1.0, "hits@10": 1.0}
 
 
 def test_cli_eval_golden_malformed_line_names_file_and_line(

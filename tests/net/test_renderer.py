@@ -33,6 +33,19 @@ async def no_pace(url: str, within: float) -> bool:
     return True
 
 
+def rendered_crawl(
+    site: SiteServer, tmp_path: Path, *, delay: str = "0", settings: str = ""
+) -> None:
+    """`trawl crawl --render` of ``site`` into tmp_path/d, no resource checks; it must
+    succeed."""
+    (tmp_path / "t.toml").write_text(f"resource_checks = 0\n{settings}")
+    done = trawl(
+        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", delay,
+        "--config", str(tmp_path / "t.toml"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
 APP_JS = b"""
 document.body.insertAdjacentHTML('beforeend', '<a href="/js-external">From app.js</a>');
 fetch('/logout').catch(() => {});
@@ -135,12 +148,7 @@ def test_static_assets_are_fetched_once_per_crawl(serve: Serve, tmp_path: Path) 
         b"void 0;", headers={"Content-Type": "text/javascript", "Cache-Control": "no-store"}
     )
     site = serve(routes)
-    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
-    done = trawl(
-        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0",
-        "--config", str(tmp_path / "none.toml"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    rendered_crawl(site, tmp_path)
     gets = [p for _, m, p in site.requests if m == "GET"]
     assert [gets.count(p) for p in ("/shared.js", "/shared.css", "/logo.png")] == [1, 1, 1]
     assert gets.count("/fresh.js") == 4
@@ -166,12 +174,7 @@ def test_subrequests_keep_the_hosts_delay(serve: Serve, tmp_path: Path) -> None:
     for name in ("one", "two", "three"):
         routes[f"/{name}.js"] = Route(b"void 0;", headers={"Content-Type": "text/javascript"})
     site = serve(routes)
-    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
-    done = trawl(
-        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0.6",
-        "--config", str(tmp_path / "none.toml"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    rendered_crawl(site, tmp_path, delay="0.6")
     starts = [(t, p) for t, m, p in site.requests if m == "GET" and p not in HOUSEKEEPING]
     assert sorted(p for _, p in starts) == sorted(["/", "/b", *routes.keys() - {"/", "/b"}])
     gaps = [b - a for (a, _), (b, _) in itertools.pairwise(starts)]
@@ -191,12 +194,7 @@ def test_subrequests_never_wait_past_the_pages_deadline(serve: Serve, tmp_path: 
     for n in range(12):
         routes[f"/x{n}"] = Route(b"{}", headers={"Content-Type": "application/json"})
     site = serve(routes)
-    (tmp_path / "t.toml").write_text("resource_checks = 0\nrender_timeout = 2\n")
-    done = trawl(
-        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0.5",
-        "--config", str(tmp_path / "t.toml"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    rendered_crawl(site, tmp_path, delay="0.5", settings="render_timeout = 2\n")
     starts = {p: t for t, m, p in site.requests if m == "GET"}
     sent = [p for p in starts if p.startswith("/x")]
     assert 0 < len(sent) < 12
@@ -228,12 +226,7 @@ def test_a_page_with_nothing_to_run_is_not_loaded_in_the_browser(
             },
         }
     )
-    (tmp_path / "none.toml").write_text("resource_checks = 0\n")
-    done = trawl(
-        "crawl", site.url("/"), "--data", str(tmp_path / "d"), "--render", "--delay", "0",
-        "--config", str(tmp_path / "none.toml"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    rendered_crawl(site, tmp_path)
     assert set(site.page_paths()) >= {"/", "/scripted", "/handler"}
     images = {p for _, m, p in site.requests if p.endswith(".png")}
     assert images == {"/scripted.png", "/handler.png"}
