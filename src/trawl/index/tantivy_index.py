@@ -426,7 +426,7 @@ class IndexReader:
                         self._term(field, form, boosts.lookup * boosts.fields.get(field, 1.0))
                         for form in forms
                         for field in _LOOKUP_FIELDS
-                        if self.doc_freq(field, form) > 0
+                        if self._searcher.doc_freq(field, form) > 0
                     ]
                 )
             case AllOf(children=children, excluded=excluded, optional=optional):
@@ -456,7 +456,7 @@ class IndexReader:
                 for field, boost in boosts.fields.items()
                 if boost > 0
                 for term in ((node.plain,) if field in _UNSTEMMED and node.plain else node.stems)
-                if self.doc_freq(field, term) > 0
+                if self._searcher.doc_freq(field, term) > 0
             ]
             self._remember(key, clauses)
         return clauses
