@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from trawl.errors import ConfigError
@@ -15,7 +16,7 @@ def sweep(
 ) -> list[tuple[str, dict[str, float]]]:
     """(value, metrics) per value, in the order given; bad names or values, or a value
     given twice, raise ConfigError before anything runs."""
-    repeated = sorted({value for value in values if values.count(value) > 1})
+    repeated = sorted(value for value, n in Counter(values).items() if n > 1)
     if repeated:
         raise ConfigError(f"{name}: value given twice: {', '.join(repeated)}")
     variants = [(value, settings.replace(**{name: value})) for value in values]

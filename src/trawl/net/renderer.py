@@ -11,9 +11,9 @@ response and lets Chromium run the page's JavaScript on it:
   allowed, fetched by our own ``Fetcher``: the SSRF-checked resolver, the
   byte cap, no cookies. Each fetch, each redirect hop too, waits for ``pace``:
   a slot at its host booked with the crawl's frontier, so a host's delay holds
-  for a page's subrequests as for its pages. Chromium itself never reaches the network; requests
-  other than GET and HEAD, WebSockets and anything a route misses are refused
-  (a dead proxy catches the last kind);
+  for a page's subrequests as for its pages. Chromium itself never reaches the
+  network; requests other than GET and HEAD, WebSockets and anything a route
+  misses are refused (a dead proxy catches the last kind);
 - each page gets a fresh browser context (no cookies, storage or cache from
   the page before) and one deadline, ``timeout``, for loading, settling and
   reading the DOM;
