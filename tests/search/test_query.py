@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from trawl.errors import QueryError
 from trawl.search import query as query_module
-from trawl.search.query import MAX_QUERY_CHARS, MAX_WORDS, parse_query
+from trawl.search.query import MAX_DEPTH, MAX_QUERY_CHARS, MAX_WORDS, Or, parse_query
 
 
 def test_words_are_lower_cased() -> None:
@@ -79,6 +79,25 @@ def test_query_at_the_length_limit_is_accepted() -> None:
 def test_over_long_query_raises_query_error() -> None:
     with pytest.raises(QueryError, match=str(MAX_QUERY_CHARS)):
         parse_query("x" * (MAX_QUERY_CHARS + 1))
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "(" * (MAX_DEPTH + 1) + "heron" + ")" * (MAX_DEPTH + 1),
+        "(" * 330 + "heron" + ")" * 330,
+        "(" * 995 + "heron",
+        "(-" * 330 + "heron",
+    ],
+)
+def test_groups_nested_too_deep_are_read_as_words(typed: str) -> None:
+    query = parse_query(typed)
+    assert query.fallback and query.words == ("heron",)
+
+
+def test_groups_nested_up_to_the_cap_keep_their_operators() -> None:
+    query = parse_query("(" * MAX_DEPTH + "heron OR egret" + ")" * MAX_DEPTH)
+    assert not query.fallback and isinstance(query.expr, Or)
 
 
 @given(st.text(max_size=MAX_QUERY_CHARS))

@@ -26,6 +26,9 @@ from trawl.errors import QueryError
 
 MAX_QUERY_CHARS = 1_000
 MAX_WORDS = 200  # the 1,000-character cap binds first on real text
+# Groups nested deeper than this are broken syntax (read as words): the parser, and every
+# stage that walks the tree, recurse once a level, and 330 levels overflowed Python's stack.
+MAX_DEPTH = 32
 MODIFIED_SOURCES = ("page", "sitemap", "http")
 
 _WORD = re.compile(r"[^\W_]+")
@@ -191,6 +194,7 @@ class _Parser:
         self.tokens = tokens
         self.pos = 0
         self.count = 0
+        self.depth = 0
         self.variants: list[str] = []  # of the plain words' compounds
 
     def parse(self) -> Expr | None:
@@ -231,11 +235,15 @@ class _Parser:
         if token == _QUOTE:
             raise _SyntaxProblem  # an unbalanced quote
         if token == _OPEN:
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _SyntaxProblem
             self.pos += 1
             inner = self._or()
             if self._peek() != ")":
                 raise _SyntaxProblem
             self.pos += 1
+            self.depth -= 1
             return inner
         self.pos += 1
         negated = token.startswith("-") and len(token) > 1
