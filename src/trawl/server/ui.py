@@ -71,8 +71,7 @@ def home(
     status = 200
     if q.strip():
         try:
-            # A hand-edited page number is forgiven: the first page, not an error.
-            number = min(int(page), 1000) if page.isdigit() and int(page) >= 1 else 1
+            number = _page_number(page)
             ctx.limit_search(request)
             typed = _typed_filters(filters)
             result = run_search(ctx, q, page=number, per_page=None, filters=typed, source="web")
@@ -88,6 +87,21 @@ def home(
             context["error"] = str(e)
             status = status_for(e) if status_for(e) != 500 else 400
     return _page(request, "search.html", context, status)
+
+
+MAX_PAGE = 1000
+
+
+def _page_number(text: str) -> int:
+    """A hand-edited page number is forgiven: the first page, not an error, when it is no
+    plain ASCII number ("²" and "①" are digits to ``str.isdigit``, not to ``int``), and the
+    last page allowed when it is past it (5,000 digits are more than ``int`` reads)."""
+    if not (text.isascii() and text.isdigit()):
+        return 1
+    digits = text.lstrip("0")
+    if len(digits) > len(str(MAX_PAGE)):
+        return MAX_PAGE
+    return min(max(int(digits or "0"), 1), MAX_PAGE)
 
 
 def _typed_filters(filters: dict[str, str]) -> dict[str, Any]:
