@@ -73,17 +73,33 @@ def all_external(store: Store, text: str = "") -> Iterator[ExternalLink]:
         offset += CSV_CHUNK
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula: a crawled title
+# "=HYPERLINK(...)" or a Location header "=cmd|..." would run when the admin opens the
+# export. Such cells get a leading apostrophe, which spreadsheets show as text (OWASP's
+# advice for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def csv_response(
     name: str, header: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> StreamingResponse:
-    """A CSV download, written as it is read (100k rows never sit in memory)."""
+    """A CSV download, written as it is read (100k rows never sit in memory); text
+    that a spreadsheet would run as a formula is neutralised."""
 
     def lines() -> Iterator[str]:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         writer.writerow(header)
         for n, row in enumerate(rows):
-            writer.writerow(["" if v is None else v for v in row])
+            writer.writerow([csv_cell(v) for v in row])
             if n % 500 == 0:
                 yield buffer.getvalue()
                 buffer.seek(0)
