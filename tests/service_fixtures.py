@@ -9,6 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import uvicorn
 
@@ -60,6 +61,12 @@ def site_routes(external: str = ELSEWHERE) -> dict[str, Route]:
 
 def service_settings(data: Path, **changes: object) -> Settings:
     return Settings(data=data, delay=0.0, parse_workers=0).replace(**changes)
+
+
+def target(site: SiteServer) -> str:
+    """The site's host:port, as ``admin_allow_hosts`` lists it: a crawl the server starts
+    reaches a loopback site only when the operator listed it."""
+    return urlsplit(site.url("/")).netloc
 
 
 def crawl_site(site: SiteServer, settings: Settings) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -82,8 +83,34 @@ def test_every_setting_has_an_env_variable() -> None:
             value = "0.25"  # a share, at most 1
         if info.name == "navigational":
             value = "0"  # on or off
+        value = {  # lists and addresses, checked when read
+            "public_url": "https://search.example.org",
+            "trusted_proxies": "10.0.0.1,fd00::/8",
+            "admin_allow_hosts": "intranet:8080",
+        }.get(info.name, value)
         s = load(env={info.env: value})
         assert str(getattr(s, info.name)).lower() in {value, "50.0"}, info.name
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("TRAWL_TRUSTED_PROXIES", "10.0.0.1, proxy.example", "not an address or network"),
+        ("TRAWL_ADMIN_ALLOW_HOSTS", "intranet", "host:port"),
+        ("TRAWL_ADMIN_ALLOW_HOSTS", "intranet:99999", "port out of range"),
+        ("TRAWL_PUBLIC_URL", "search.example.org", "http(s) origin"),
+        ("TRAWL_PUBLIC_URL", "https://search.example.org/x?y", "http(s) origin"),
+    ],
+)
+def test_network_settings_are_checked_when_read(name: str, value: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        load(env={name: value})
+
+
+def test_network_settings_read_as_lists() -> None:
+    s = load(env={"TRAWL_ADMIN_ALLOW_HOSTS": "Intranet:8080, [::1]:9000"})
+    assert s.admin_targets == (("intranet", 8080), ("::1", 9000))
+    assert load(env={"TRAWL_TRUSTED_PROXIES": " 10.0.0.1 ,"}).proxy_networks == ("10.0.0.1",)
 
 
 def test_switches_read_words_and_toml_booleans(tmp_path: Path) -> None:

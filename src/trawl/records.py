@@ -336,12 +336,19 @@ class ExternalLink:
     checked_at: float | None = None
 
 
+# What an API key may do: search (when search_requires_key is on), admin (everything else).
+KeyScope = Literal["search", "admin"]
+KEY_SCOPES: tuple[KeyScope, ...] = get_args(KeyScope)
+
+
 @dataclass(frozen=True, slots=True)
 class ApiKey:
     id: int
     name: str
     created_at: float
     last_used: float | None
+    scopes: tuple[KeyScope, ...] = KEY_SCOPES
+    expires_at: float | None = None  # None: never
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,10 @@ this table; the README's copy is checked against it by a test.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -169,6 +171,32 @@ class Settings:
     max_request_bytes: int = _setting(
         65_536, "Largest request body the server accepts; larger ones get a 413.", 1
     )
+    public_url: str = _setting(
+        "",
+        "The address people reach `trawl serve` at (https://search.example.org): the base of"
+        " /opensearch.xml and the only origin admin forms are taken from; empty: the"
+        " request's own host.",
+    )
+    trusted_proxies: str = _setting(
+        "",
+        "Reverse proxies (addresses or networks, comma-separated) whose X-Forwarded-For and"
+        " X-Forwarded-Proto `trawl serve` believes; empty: none, the peer is the client.",
+    )
+    session_hours: float = _setting(
+        12.0, "Hours an admin login lasts; logging out or revoking its key ends it.", 0.01, 8760
+    )
+    search_requires_key: bool = _setting(
+        False, "Search (the page and /api/search) needs a key or login with the search scope."
+    )
+    metrics_requires_key: bool = _setting(
+        False, "/metrics needs a key with the admin scope (X-API-Key or Bearer)."
+    )
+    admin_allow_hosts: str = _setting(
+        "",
+        "Private targets (host:port, comma-separated) that crawls started by `trawl serve`"
+        " (API, admin page, scheduled recrawls) may reach; any other private address is"
+        " refused, start URLs included.",
+    )
 
     @property
     def sqlite_path(self) -> Path:
@@ -178,12 +206,35 @@ class Settings:
     def index_path(self) -> Path:
         return self.data / "index"
 
+    @property
+    def admin_targets(self) -> tuple[tuple[str, int], ...]:
+        """``admin_allow_hosts`` as (host, port) pairs."""
+        return tuple(_host_port(t) for t in _items(self.admin_allow_hosts))
+
+    @property
+    def proxy_networks(self) -> tuple[str, ...]:
+        """``trusted_proxies`` as a list of addresses and networks."""
+        return tuple(_items(self.trusted_proxies))
+
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied; ``None`` values mean "not given" and are skipped."""
         given = {k: v for k, v in changes.items() if v is not None}
         result = dataclasses.replace(self, **{k: _coerce(k, v) for k, v in given.items()})
         if result.scope not in SCOPES:
             raise ConfigError(f"scope must be one of {', '.join(SCOPES)}, not {result.scope!r}")
+        result.admin_targets  # noqa: B018 - raises ConfigError when malformed
+        for item in result.proxy_networks:
+            try:
+                ipaddress.ip_network(item, strict=False)
+            except ValueError:
+                raise ConfigError(
+                    f"trusted_proxies: {item!r} is not an address or network"
+                ) from None
+        if result.public_url and not re.fullmatch(r"https?://[^/?#\s]+/?", result.public_url):
+            raise ConfigError(
+                f"public_url must be an http(s) origin such as https://search.example.org,"
+                f" not {result.public_url!r}"
+            )
         if result.per_page > result.max_per_page:
             raise ConfigError(
                 f"per_page ({result.per_page}) must not exceed max_per_page ({result.max_per_page})"
@@ -245,6 +296,19 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}")
     return raw
+
+
+def _items(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isascii() or not port.isdigit():
+        raise ConfigError(f"admin_allow_hosts wants host:port entries, not {text!r}")
+    if not 0 < int(port) < 65536:
+        raise ConfigError(f"admin_allow_hosts: port out of range in {text!r}")
+    return host.strip("[]").lower(), int(port)
 
 
 def _coerce(name: str, value: Any) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
 import time
@@ -16,7 +17,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from fixture_sites import Route, SiteServer, html_page
-from service_fixtures import ELSEWHERE, crawl_site, new_key, service_settings, site_routes
+from service_fixtures import (
+    ELSEWHERE,
+    crawl_site,
+    new_key,
+    service_settings,
+    site_routes,
+    target,
+)
 from trawl.records import HeaderCheck
 from trawl.server.app import create_app
 from trawl.settings import Settings
@@ -40,10 +48,12 @@ def _service(
     serve: Serve,
     tmp_path: Path,
     app_options: dict[str, Any] | None = None,
+    allow: Sequence[SiteServer] = (),
     **settings: object,
 ) -> Iterator[Service]:
     site = serve(site_routes())
-    config = service_settings(tmp_path, **settings)
+    listed = ",".join(target(s) for s in (site, *allow))
+    config = service_settings(tmp_path, admin_allow_hosts=listed, **settings)
     crawl_site(site, config)
     key = new_key(config)
     with TestClient(create_app(config, **(app_options or {}))) as client:
@@ -53,6 +63,9 @@ def _service(
 @pytest.fixture
 def service(serve: Serve, tmp_path: Path) -> Iterator[Service]:
     yield from _service(serve, tmp_path)
+
+
+served = contextlib.contextmanager(_service)
 
 
 def wait_for_check(client: TestClient, key: str, timeout: float = 30) -> dict[str, Any]:
@@ -249,40 +262,42 @@ def test_sites_add_list_disable_enable_delete(service: Service) -> None:
     assert service.admin("DELETE", f"/api/admin/sites/{host}").status_code == 404
 
 
-def test_start_a_crawl_watch_it_and_read_the_history(serve: Serve, service: Service) -> None:
+def test_start_a_crawl_watch_it_and_read_the_history(serve: Serve, tmp_path: Path) -> None:
     other = serve({"/": html_page("Kingfisher", '<p>kingfisher</p><a href="/b">b</a>'),
                    "/b": html_page("Blue", "<p>kingfisher blue</p>")})  # fmt: skip
-    started = service.admin("POST", "/api/admin/crawls", json={"urls": [other.url("/")]})
-    assert started.status_code == 202 and started.json()["started"] == [other.url("/")]
+    with served(serve, tmp_path, allow=[other]) as service:
+        started = service.admin("POST", "/api/admin/crawls", json={"urls": [other.url("/")]})
+        assert started.status_code == 202 and started.json()["started"] == [other.url("/")]
 
-    status = wait_for_crawl(service)
-    assert status["outcome"] == "complete" and status["crawled"] >= 2
-    assert status["discovered"] >= 2 and status["errors"] == 0 and status["queued"] == 0
-    assert service.client.get("/api/search?q=kingfisher").json()["total"] == 2
+        status = wait_for_crawl(service)
+        assert status["outcome"] == "complete" and status["crawled"] >= 2
+        assert status["discovered"] >= 2 and status["errors"] == 0 and status["queued"] == 0
+        assert service.client.get("/api/search?q=kingfisher").json()["total"] == 2
 
-    history = service.admin("GET", "/api/admin/crawls").json()
-    assert history[0]["start_urls"] == [other.url("/")] and history[0]["outcome"] == "complete"
-    rows = list(csv.reader(io.StringIO(service.admin("GET", "/api/admin/crawls.csv").text)))
-    assert rows[0][0] == "id" and len(rows) == 1 + len(history)
+        history = service.admin("GET", "/api/admin/crawls").json()
+        assert history[0]["start_urls"] == [other.url("/")] and history[0]["outcome"] == "complete"
+        rows = list(csv.reader(io.StringIO(service.admin("GET", "/api/admin/crawls.csv").text)))
+        assert rows[0][0] == "id" and len(rows) == 1 + len(history)
 
 
-def test_stop_a_running_crawl_and_only_one_at_a_time(serve: Serve, service: Service) -> None:
+def test_stop_a_running_crawl_and_only_one_at_a_time(serve: Serve, tmp_path: Path) -> None:
     pages = {f"/p{i}": html_page(f"P{i}", "<p>slow</p>") for i in range(40)}
     for route in pages.values():
         route.delay = 0.2
     home = html_page("Slow", "".join(f'<a href="/p{i}">p</a>' for i in range(40)))
     slow = serve({"/": home, **pages})
-    body = {"urls": [slow.url("/")], "concurrency": 1}
-    assert service.admin("POST", "/api/admin/crawls", json=body).status_code == 202
-    assert service.admin("POST", "/api/admin/crawls", json=body).status_code == 409
-    deadline = time.monotonic() + 30
-    while service.admin("GET", "/api/admin/crawls/current").json()["crawled"] < 2:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    assert service.admin("POST", "/api/admin/crawls/stop").status_code == 200
-    status = wait_for_crawl(service)
-    assert status["outcome"] == "stopped" and status["crawled"] < 41
-    assert service.admin("POST", "/api/admin/crawls/stop").status_code == 409
+    with served(serve, tmp_path, allow=[slow]) as service:
+        body = {"urls": [slow.url("/")], "concurrency": 1}
+        assert service.admin("POST", "/api/admin/crawls", json=body).status_code == 202
+        assert service.admin("POST", "/api/admin/crawls", json=body).status_code == 409
+        deadline = time.monotonic() + 30
+        while service.admin("GET", "/api/admin/crawls/current").json()["crawled"] < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert service.admin("POST", "/api/admin/crawls/stop").status_code == 200
+        status = wait_for_crawl(service)
+        assert status["outcome"] == "stopped" and status["crawled"] < 41
+        assert service.admin("POST", "/api/admin/crawls/stop").status_code == 409
 
 
 def test_recrawl_crawls_every_enabled_site(service: Service) -> None:

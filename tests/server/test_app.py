@@ -168,7 +168,12 @@ def test_serve_recrawls_on_schedule(serve: Callable[..., Any], tmp_path: Path) -
     from trawl.store.sqlite import SQLiteStore
 
     site = serve({"/": html_page("Home", "<p>heron</p>")})
-    settings = Settings(data=tmp_path, delay=0.0, recrawl_hours=0.5 / 3600)  # every 0.5 s
+    settings = Settings(
+        data=tmp_path,
+        delay=0.0,
+        recrawl_hours=0.5 / 3600,  # every 0.5 s
+        admin_allow_hosts=urllib.parse.urlsplit(site.url("/")).netloc,
+    )
     store = SQLiteStore(settings.sqlite_path)
     asyncio.run(crawl([site.url("/")], settings, store))
 

@@ -4,7 +4,10 @@ written against a finding that a hostile client, page or site could use."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,9 +16,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from fixture_sites import Route, SiteServer, html_page, trawl
-from service_fixtures import crawl_site, new_key, service_settings, site_routes
+from service_fixtures import crawl_site, new_key, service_settings, site_routes, target
 from trawl.records import HeaderCheck, ResourceCheck
 from trawl.server.app import create_app
+from trawl.server.auth import COOKIE
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
 
@@ -143,3 +147,153 @@ def test_csv_exports_neutralise_formula_cells(serve: Serve, tmp_path: Path) -> N
         assert row["content_type"] == "'\t=1+1" and row["error"] == "'\r=2"
         _no_formula(resources)
         _no_formula(_csv(service.admin("GET", "/api/admin/crawls.csv")))
+
+
+# -- sessions --------------------------------------------------------------------------
+
+
+def _login(client: TestClient, key: str, origin: str = "http://testserver") -> Any:
+    return client.post(
+        "/admin/login", data={"key": key}, headers={"Origin": origin}, follow_redirects=False
+    )
+
+
+def _sessions(settings: Settings) -> list[tuple[Any, ...]]:
+    db = sqlite3.connect(settings.sqlite_path)
+    try:
+        return [tuple(r) for r in db.execute("SELECT digest, key_id, expires_at FROM sessions")]
+    finally:
+        db.close()
+
+
+def test_login_cookie_is_a_session_token_not_the_key(service: Service) -> None:
+    response = _login(service.client, service.key)
+    assert response.status_code == 303
+    cookie = response.headers["set-cookie"]
+    token = service.client.cookies[COOKIE]
+    assert token != service.key and service.key not in cookie
+    assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie  # plain HTTP: a Secure cookie would never come back
+    (stored,) = _sessions(service.settings)
+    assert stored[0] == hashlib.sha256(token.encode()).hexdigest()  # only its digest is kept
+    assert stored[2] <= time.time() + service.settings.session_hours * 3600 + 5
+    assert service.client.get("/admin", follow_redirects=False).status_code == 200
+
+
+def test_over_https_the_cookie_is_secure_with_the_host_prefix(service: Service) -> None:
+    with TestClient(service.client.app, base_url="https://testserver") as client:
+        response = _login(client, service.key, "https://testserver")
+        cookie = response.headers["set-cookie"]
+        assert cookie.startswith("__Host-trawl_session=") and "Secure" in cookie
+        assert client.get("/admin", follow_redirects=False).status_code == 200
+        # The plain name is not read over HTTPS: a sibling host could have set it.
+        client.cookies.set(COOKIE, client.cookies["__Host-trawl_session"])
+        del client.cookies["__Host-trawl_session"]
+        assert client.get("/admin", follow_redirects=False).status_code == 303
+
+
+def test_logout_ends_the_session_on_the_server(service: Service) -> None:
+    _login(service.client, service.key)
+    token = service.client.cookies[COOKIE]
+    out = service.client.post(
+        "/admin/logout", headers={"Origin": "http://testserver"}, follow_redirects=False
+    )
+    assert out.status_code == 303 and _sessions(service.settings) == []
+    # The old cookie, replayed (copied before logout), opens nothing.
+    service.client.cookies.set(COOKIE, token)
+    assert service.client.get("/admin", follow_redirects=False).status_code == 303
+    assert service.client.get("/api/admin/sites").status_code == 401
+
+
+def test_an_expired_session_or_a_revoked_key_opens_nothing(service: Service) -> None:
+    _login(service.client, service.key)
+    db = sqlite3.connect(service.settings.sqlite_path)
+    db.execute("UPDATE sessions SET expires_at = ?", (time.time() - 1,))
+    db.commit()
+    assert service.client.get("/api/admin/sites").status_code == 401
+    _login(service.client, service.key)
+    assert service.client.get("/api/admin/sites").status_code == 200
+    key_id = db.execute("SELECT id FROM api_keys").fetchone()[0]
+    db.close()
+    assert service.admin("DELETE", f"/api/admin/keys/{key_id}").status_code == 200
+    assert service.client.get("/api/admin/sites").status_code == 401
+    assert _sessions(service.settings) == []
+
+
+# -- cross-site requests -----------------------------------------------------------------
+
+
+def _pages(service: Service) -> int:
+    total: int = service.admin("GET", "/api/admin/report/pages").json()["total"]
+    return total
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://testserver:8081"},  # another port of the same host
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Referer": "http://testserver:8081/attack.html"},
+        {},  # a cookie came with it, so a browser sent it, and browsers name the page
+    ],
+)
+def test_cookie_authenticated_api_changes_need_this_server_s_origin(
+    service: Service, headers: dict[str, str]
+) -> None:
+    _login(service.client, service.key)
+    before = _pages(service)
+    response = service.client.post("/api/admin/evict", params={"dry_run": "false"}, headers=headers)
+    assert response.status_code == 403 and "another site or port" in response.json()["error"]
+    assert _pages(service) == before
+    added = service.client.post("/api/admin/sites", json={"url": "https://forged.example/"},
+                                headers=headers)  # fmt: skip
+    assert added.status_code == 403
+    # Reading with the cookie is fine (the admin page polls progress that way).
+    assert service.client.get("/api/admin/crawls/current", headers=headers).status_code == 200
+
+
+def test_the_server_s_own_pages_and_key_holders_may_change_state(service: Service) -> None:
+    _login(service.client, service.key)
+    own = service.client.post(
+        "/api/admin/evict", headers={"Origin": "http://testserver"}, params={"dry_run": "true"}
+    )
+    assert own.status_code == 200
+    service.client.cookies.clear()
+    keyed = service.admin("POST", "/api/admin/evict", headers={"Origin": "http://evil.example"})
+    assert keyed.status_code == 200  # a header a browser never adds by itself
+
+
+# -- what a key holder may make the server crawl ---------------------------------------------
+
+
+def test_an_api_crawl_reaches_a_private_address_only_when_listed(
+    serve: Serve, tmp_path: Path
+) -> None:
+    internal = serve({"/": html_page("Payroll", "<p>salaries of everyone</p>")})
+    service = _service(serve, tmp_path, site_routes())
+    with service.client:
+        started = service.admin("POST", "/api/admin/crawls", json={"urls": [internal.url("/")]})
+        assert started.status_code == 202
+        status = _wait_for_crawl(service)
+        assert status["crawled"] == 0 or status["errors"] >= 1, status
+        assert service.client.get("/api/search", params={"q": "salaries"}).json()["total"] == 0
+        assert internal.requests == []  # nothing reached it, robots.txt included
+
+    listed = service.settings.replace(admin_allow_hosts=target(internal))
+    with TestClient(create_app(listed)) as client:
+        keyed = {"X-API-Key": service.key}
+        body = {"urls": [internal.url("/")]}
+        assert client.post("/api/admin/crawls", json=body, headers=keyed).status_code == 202
+        _wait_for_crawl(Service(client, service.key, listed, service.site))
+        assert client.get("/api/search", params={"q": "salaries"}).json()["total"] == 1
+
+
+def _wait_for_crawl(service: Service) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        status: dict[str, Any] = service.admin("GET", "/api/admin/crawls/current").json()
+        if not status["running"]:
+            return status
+        time.sleep(0.1)
+    raise AssertionError("the crawl did not end")

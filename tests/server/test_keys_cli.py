@@ -36,3 +36,23 @@ def test_create_list_use_and_revoke_a_key(tmp_path: Path) -> None:
 
     again = trawl("keys", "revoke", "1", "--data", data)
     assert again.returncode == 2 and "no key 1" in again.stderr
+
+
+def test_a_key_with_one_scope_and_an_expiry(tmp_path: Path) -> None:
+    data = str(tmp_path)
+    made = trawl(
+        "keys", "create", "--name", "reader", "--scope", "search", "--expires-days", "2",
+        "--data", data,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    key = made.stdout.strip()
+    listed = trawl("keys", "list", "--data", data).stdout.split("\t")
+    assert listed[1] == "reader" and listed[3] == "search" and listed[4].startswith("expires")
+    assert trawl("keys", "create", "--scope", "root", "--data", data).returncode != 0
+
+    settings = service_settings(tmp_path, search_requires_key=True)
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/api/admin/sites", headers={"X-API-Key": key}).status_code == 403
+        # No index yet: the key was let through to the search itself (503), a stranger not.
+        assert client.get("/api/search?q=x", headers={"X-API-Key": key}).status_code == 503
+        assert client.get("/api/search?q=x").status_code == 401

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -26,20 +27,36 @@ app.add_typer(keys_app, name="keys")
 @keys_app.command("create")
 def keys_create(
     name: Annotated[str, typer.Option(help="Who or what the key is for.")] = "admin",
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(help="What the key may do: search, admin (repeat for both; default: both)."),
+    ] = None,
+    expires_days: Annotated[
+        float | None,
+        typer.Option(min=0.001, max=36_500, help="Days until the key stops working."),
+    ] = None,
     data: DataOpt = None,
     store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Make an API key and print it once: only its digest is stored."""
+    from trawl.records import KEY_SCOPES
     from trawl.server.auth import create_key
 
+    scopes = tuple(dict.fromkeys(scope or KEY_SCOPES))
+    unknown = [s for s in scopes if s not in KEY_SCOPES]
+    if unknown:
+        raise fail(f"unknown scope {unknown[0]!r}: use {' or '.join(KEY_SCOPES)}")
+    expires = time.time() + expires_days * 86400 if expires_days is not None else None
     try:
         with opened_store(load_settings(config, data=data, store=store_location)) as store:
-            key_id, key = create_key(store, name)
+            key_id, key = create_key(store, name, [s for s in KEY_SCOPES if s in scopes], expires)
     except TrawlError as e:
         raise fail(str(e)) from None
     err.print(
-        f"key {key_id} ({escape(name)}): send it as the X-API-Key header; it is not shown again"
+        f"key {key_id} ({escape(name)}): not shown again; scopes {' '.join(scopes)};"
+        " send it as the X-API-Key header",
+        soft_wrap=True,
     )
     typer.echo(key)
 
@@ -48,7 +65,8 @@ def keys_create(
 def keys_list(
     data: DataOpt = None, store_location: StoreOpt = None, config: ConfigOpt = None
 ) -> None:
-    """List API keys by id and name (the keys themselves are not stored)."""
+    """List API keys: id, name, scopes, last use and expiry (the keys themselves are
+    not stored)."""
 
     try:
         with opened_store(load_settings(config, data=data, store=store_location)) as store:
@@ -57,7 +75,8 @@ def keys_list(
         raise fail(str(e)) from None
     for k in keys:
         used = "never used" if k.last_used is None else f"last used {k.last_used:.0f}"
-        typer.echo(f"{k.id}\t{k.name}\t{used}")
+        expires = "no expiry" if k.expires_at is None else f"expires {k.expires_at:.0f}"
+        typer.echo(f"{k.id}\t{k.name}\t{used}\t{','.join(k.scopes)}\t{expires}")
 
 
 @keys_app.command("revoke")

@@ -101,13 +101,16 @@ async def crawl(
     *,
     fresh: bool = False,
     allow: Sequence[Target] = (),
+    trust_start_urls: bool = True,
     pool: StagePool | None = None,
 ) -> CrawlOutcome:
     """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
 
     A run of the same start URLs that was stopped or killed is resumed unless
     ``fresh``: what it fetched is not fetched again, what it had queued is.
-    ``allow`` names extra private host:port targets (``--allow-host``). ``pool``:
+    ``allow`` names extra private host:port targets (``--allow-host``); the start URLs'
+    own may be private too, unless not ``trust_start_urls`` (a crawl the server starts
+    for an API caller reaches only ``allow``). ``pool``:
     a stage pool started earlier (``trawl crawl`` starts it first thing), which the
     crawl uses and closes; by default one is made for the ``parse_workers`` setting.
     """
@@ -160,6 +163,7 @@ async def crawl(
                 on_progress=on_progress,
                 on_crawler=on_crawler,
                 allow=allow,
+                trust_start_urls=trust_start_urls,
             )
         except RenderError:
             # Chromium would not start, so no request was made: a failed run, not
@@ -169,7 +173,7 @@ async def crawl(
         resources: list[ResourceCheck] = []
         if settings.resource_checks > 0 and outcome != "stopped":
             resources = await check_resources(
-                store, crawl_id, settings, _allowed(start_urls, allow)
+                store, crawl_id, settings, _allowed(start_urls, allow, trust_start_urls)
             )
         pruned = await finish_crawl(
             store,
@@ -207,6 +211,7 @@ async def run_crawler(
     on_progress: Callable[[CrawlStats], None] | None,
     on_crawler: Callable[[Crawler], None] | None,
     allow: Sequence[Target],
+    trust_start_urls: bool = True,
 ) -> tuple[CrawlStats, str]:
     limits = CrawlLimits(
         user_agent=settings.user_agent,
@@ -223,7 +228,7 @@ async def run_crawler(
         timeout=settings.timeout,
         concurrency=settings.concurrency,
         host_concurrency=settings.host_concurrency,
-        allowed=_allowed(start_urls, allow),
+        allowed=_allowed(start_urls, allow, trust_start_urls),
     ) as fetcher:
         crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
         async with _renderer(settings, fetcher, start_urls, crawler) as renderer:
@@ -245,9 +250,12 @@ async def run_crawler(
     return stats, "complete"
 
 
-def _allowed(start_urls: Sequence[str], allow: Sequence[Target]) -> frozenset[Target]:
+def _allowed(
+    start_urls: Sequence[str], allow: Sequence[Target], trust_start_urls: bool = True
+) -> frozenset[Target]:
     # The user named these exact targets, so they may be private (tests, intranets).
-    return frozenset(host_port(u) for u in start_urls) | frozenset(allow)
+    starts = frozenset(host_port(u) for u in start_urls) if trust_start_urls else frozenset()
+    return starts | frozenset(allow)
 
 
 @contextlib.asynccontextmanager

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from trawl.errors import Conflict, NotFound, Unavailable
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.upkeep import evict
-from trawl.records import ApiKey, ReportQuery
-from trawl.server import report
+from trawl.records import KEY_SCOPES, ApiKey, KeyScope, ReportQuery
+from trawl.server import auth, report
 from trawl.server.context import Context, context_of
 from trawl.urls.start import parse_start_url
 
@@ -22,8 +23,9 @@ MAX_CHECKS = 10_000  # external URLs one "Check headers" request may check
 
 
 def require_key(request: Request) -> ApiKey:
-    """Refuse the call without a known API key; count it against the key's rate limit."""
-    return context_of(request).admin_key(request, cookie=True)
+    """Refuse the call without a key (or login) holding the admin scope; count it against
+    the key's rate limit."""
+    return context_of(request).caller(request, "admin")
 
 
 router = APIRouter(prefix="/api/admin", tags=["admin"], dependencies=[Depends(require_key)])
@@ -388,6 +390,47 @@ def post_evict(request: Request, dry_run: bool = True) -> dict[str, Any]:
 
 @router.get("/keys")
 def list_keys(request: Request) -> list[dict[str, Any]]:
-    """API keys by name (the keys themselves are never stored)."""
+    """API keys by name, with their scopes and expiry (the keys themselves are never
+    stored)."""
     with context_of(request).store() as store:
         return [asdict(k) for k in store.api_keys()]
+
+
+class KeyIn(BaseModel):
+    name: str = Field(min_length=1, max_length=100, description="Who or what it is for.")
+    scopes: list[KeyScope] = Field(
+        default_factory=lambda: list(KEY_SCOPES), min_length=1, max_length=len(KEY_SCOPES)
+    )
+    expires_days: float | None = Field(
+        default=None, gt=0, le=36_500, description="Days until it stops working; null: never."
+    )
+
+
+def create_key(ctx: Context, name: str, scopes: Sequence[KeyScope], days: float | None) -> Any:
+    expires = time.time() + days * 86400 if days is not None else None
+    with ctx.store() as store:
+        key_id, key = auth.create_key(store, name, tuple(dict.fromkeys(scopes)), expires)
+        found = next(k for k in store.api_keys() if k.id == key_id)
+    return {**asdict(found), "key": key}
+
+
+@router.post("/keys", status_code=201)
+def post_key(request: Request, body: KeyIn) -> dict[str, Any]:
+    """Make a key; the answer holds it, once: only its digest is stored."""
+    answer: dict[str, Any] = create_key(
+        context_of(request), body.name, body.scopes, body.expires_days
+    )
+    return answer
+
+
+def revoke_key(ctx: Context, key_id: int) -> None:
+    with ctx.store() as store:
+        if not store.revoke_api_key(key_id):
+            raise NotFound(f"no key {key_id}")
+
+
+@router.delete("/keys/{key_id}")
+def delete_key(request: Request, key_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
+    """Revoke a key: requests and logins made with it are refused from now on."""
+    revoke_key(context_of(request), key_id)
+    return {"id": key_id, "revoked": True}

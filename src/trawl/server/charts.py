@@ -32,35 +32,39 @@ def _line(title: str, samples: Sequence[Sample], series: Mapping[str, Sequence[f
     return str(chart.render(is_unicode=True))
 
 
-def metric_charts(samples: Sequence[Sample], statuses: Mapping[int, int]) -> dict[str, str]:
-    bars = pygal.Bar(
-        title="Pages by HTTP status",
-        style=CleanStyle,
-        js=[],
-        disable_xml_declaration=True,
-        **_SIZE,
-    )
-    for status, count in sorted(statuses.items()):
-        bars.add(str(status) if status else "no response", count)
-    return {
-        "latency": _line(
+CHARTS = ("latency", "queries", "crawl", "statuses", "index")
+
+
+def metric_chart(name: str, samples: Sequence[Sample], statuses: Mapping[int, int]) -> str:
+    """One chart of the metrics page, as an SVG document (``name`` from CHARTS).
+
+    The page shows each as an image: pygal's SVG carries an inline script and
+    styles, which an image never runs and the page's CSP need not allow."""
+    if name == "statuses":
+        bars = pygal.Bar(
+            title="Pages by HTTP status",
+            style=CleanStyle,
+            js=[],
+            disable_xml_declaration=True,
+            **_SIZE,
+        )
+        for status, count in sorted(statuses.items()):
+            bars.add(str(status) if status else "no response", count)
+        return str(bars.render(is_unicode=True))
+    lines: dict[str, tuple[str, dict[str, list[float]]]] = {
+        "latency": (
             "Query latency (ms)",
-            samples,
             {
                 "p50": [s.latency_p50_ms for s in samples],
                 "p95": [s.latency_p95_ms for s in samples],
             },
         ),
-        "queries": _line(
-            "Queries per interval", samples, {"queries": [s.queries for s in samples]}
-        ),
-        "crawl": _line(
+        "queries": ("Queries per interval", {"queries": [s.queries for s in samples]}),
+        "crawl": (
             "Crawl rate (pages/s)",
-            samples,
             {"pages/s": [s.crawl_pages_per_second for s in samples]},
         ),
-        "index": _line(
-            "Index size (documents)", samples, {"documents": [s.index_documents for s in samples]}
-        ),
-        "statuses": str(bars.render(is_unicode=True)),
+        "index": ("Index size (documents)", {"documents": [s.index_documents for s in samples]}),
     }
+    title, series = lines[name]
+    return _line(title, samples, series)

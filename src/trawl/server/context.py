@@ -9,9 +9,9 @@ from pathlib import Path
 from fastapi import Request
 from limits import RateLimitItem
 
-from trawl.errors import RateLimited
+from trawl.errors import Forbidden, RateLimited, Unauthorized
 from trawl.index.tantivy_index import IndexReader
-from trawl.records import ApiKey
+from trawl.records import ApiKey, KeyScope
 from trawl.server import auth
 from trawl.server.crawls import CrawlManager
 from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
@@ -58,17 +58,38 @@ class Context:
             store.close()
 
     def client_id(self, request: Request) -> str:
+        # The peer's address, or the one a trusted proxy named (trusted_proxies: the
+        # ASGI server rewrites request.client only for those).
         return request.client.host if request.client else "unknown"
 
     def limit_search(self, request: Request) -> None:
+        if self.settings.search_requires_key:
+            self.caller(request, "search", count=False)
         self._hit("search", self.limits.search, "client:" + self.client_id(request))
 
-    def admin_key(self, request: Request, *, cookie: bool = False) -> ApiKey:
-        """The caller's API key, checked and counted against the admin rate limit."""
+    def caller(
+        self, request: Request, scope: KeyScope, *, cookie: bool = True, count: bool = True
+    ) -> ApiKey:
+        """The caller's key, checked for ``scope``, from the key headers or (``cookie``)
+        the browser's login session; counted against the admin rate limit (``count``).
+
+        A state change made with the session cookie must come from one of this server's
+        own pages: a form on another port of the same host gets the cookie sent too.
+        """
+        key = auth.presented_key(request)
         with self.store() as store:
-            key = auth.authenticate(store, auth.presented_key(request, cookie=cookie))
-        self._hit("admin", self.limits.admin, f"key:{key.id}")
-        return key
+            if key is not None:
+                found = auth.authenticate(store, key, scope)
+            elif cookie and (token := auth.session_token(request)) is not None:
+                own = auth.from_own_origin(request, self.settings.public_url, required=True)
+                if request.method not in auth.SAFE_METHODS and not own:
+                    raise Forbidden(auth.CROSS_SITE)
+                found = auth.session(store, token, scope)
+            else:
+                raise Unauthorized(f"an API key is required (header {auth.KEY_HEADER})")
+        if count:
+            self._hit("admin", self.limits.admin, f"key:{found.id}")
+        return found
 
     def _hit(self, name: str, item: RateLimitItem, who: str) -> None:
         try:

@@ -96,6 +96,10 @@ class CrawlManager:
                     on_progress=lambda stats: self._progress(run, stats),
                     on_crawler=lambda crawler: setattr(run, "crawler", crawler),
                     fresh=fresh,
+                    # Anyone with an admin key may name a start URL: a private address
+                    # is reached only when the operator listed it.
+                    allow=settings.admin_targets,
+                    trust_start_urls=False,
                 )
                 self.pages_fetched_total += self.last_outcome.fetched
                 if run.crawler is not None and run.crawler.stop_requested:

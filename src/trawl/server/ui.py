@@ -10,23 +10,22 @@ import math
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from trawl.errors import Forbidden, RateLimited, TrawlError, Unauthorized
+from trawl.errors import Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
 from trawl.records import REPORT_SORTS, ReportQuery
 from trawl.server import api_admin, auth, report
 from trawl.server.api_search import SORTS, run_search
-from trawl.server.charts import metric_charts
+from trawl.server.charts import CHARTS, metric_chart
 from trawl.server.context import Context, context_of
 from trawl.server.errors import headers_for, status_for
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-COOKIE_DAYS = 30
 
 
 def _when(value: float | str | None) -> str:
@@ -132,65 +131,42 @@ def login_page(request: Request) -> HTMLResponse:
 
 @router.post("/admin/login", response_model=None)
 def login(request: Request, key: Annotated[str, Form(max_length=200)]) -> Response:
-    if _cross_site(request):
-        return _error_page(request, Forbidden(CROSS_SITE))
     ctx = context_of(request)
+    if not auth.from_own_origin(request, ctx.settings.public_url, required=False):
+        return _error_page(request, Forbidden(auth.CROSS_SITE))
     try:
         with ctx.store() as store:
-            auth.authenticate(store, key.strip())
-    except Unauthorized as e:
-        return _page(request, "login.html", {"error": str(e)}, 401)
+            found = auth.authenticate(store, key.strip(), "admin")
+            token, seconds = auth.start_session(store, found, ctx.settings.session_hours)
+    except (Unauthorized, Forbidden) as e:
+        return _page(request, "login.html", {"error": str(e)}, status_for(e))
     response = RedirectResponse("/admin", status_code=303)
-    response.set_cookie(
-        auth.COOKIE,
-        key.strip(),
-        max_age=COOKIE_DAYS * 86400,
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-    )
+    auth.set_session_cookie(response, request, token, seconds)
     return response
 
 
 @router.post("/admin/logout", response_model=None)
 def logout(request: Request) -> Response:
-    if _cross_site(request):
-        return _error_page(request, Forbidden(CROSS_SITE))
+    ctx = context_of(request)
+    if not auth.from_own_origin(request, ctx.settings.public_url, required=True):
+        return _error_page(request, Forbidden(auth.CROSS_SITE))
+    with ctx.store() as store:
+        auth.end_session(store, auth.session_token(request))
     response = RedirectResponse("/", status_code=303)
-    response.delete_cookie(auth.COOKIE)
+    auth.clear_session_cookie(response, request)
     return response
 
 
-CROSS_SITE = "this form was posted from another site"
-
-
-def _cross_site(request: Request) -> bool:
-    """Whether a posted form came from a page of another origin.
-
-    The session cookie is SameSite=Strict, so a browser does not send it with a
-    form posted from another site; a sibling host of the same site would still
-    get it sent. Browsers name the page's origin in every POST (Origin, else
-    Referer): one that is not this server's own host is refused. A client that
-    sends neither is no browser, so it carries no one else's cookie.
-    """
-    source = request.headers.get("origin") or request.headers.get("referer")
-    if source is None:
-        return False
-    host = request.headers.get("host", "").lower()
-    # "null" (a sandboxed or privacy-stripped origin) has no host: refused.
-    return urlsplit(source).netloc.lower() != host or not host
-
-
 def _admin(request: Request) -> Context | Response:
-    """The context for an admin page, or the response that replaces the page."""
-    if request.method == "POST" and _cross_site(request):
-        return _error_page(request, Forbidden(CROSS_SITE))
+    """The context for an admin page, or the response that replaces the page: the login
+    for a stranger, a 403 for a form posted from another origin or a key without the
+    admin scope."""
     ctx = context_of(request)
     try:
-        ctx.admin_key(request, cookie=True)
+        ctx.caller(request, "admin")
     except Unauthorized:
         return RedirectResponse("/admin/login", status_code=303)
-    except RateLimited as e:
+    except (RateLimited, Forbidden) as e:
         return _error_page(request, e)
     return ctx
 
@@ -471,11 +447,25 @@ def admin_metrics(request: Request) -> Response:
         return ctx
     if not ctx.metrics.history:
         ctx.metrics.sample()
+    latest = ctx.metrics.history[-1]
+    return _page(request, "metrics.html", {"charts": CHARTS, "latest": latest})
+
+
+# An SVG opened on its own is a document: it may style itself, and run nothing.
+CHART_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'"
+
+
+@router.get("/admin/metrics/{name}.svg", response_model=None)
+def admin_metrics_chart(request: Request, name: str) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    if name not in CHARTS:
+        return _error_page(request, NotFound(f"no chart {name!r}"))
+    if not ctx.metrics.history:
+        ctx.metrics.sample()
     with ctx.store() as store:
-        statuses = store.status_counts()
-    samples = list(ctx.metrics.history)
-    return _page(
-        request,
-        "metrics.html",
-        {"charts": metric_charts(samples, statuses), "latest": samples[-1]},
-    )
+        statuses = store.status_counts() if name == "statuses" else {}
+    svg = metric_chart(name, list(ctx.metrics.history), statuses)
+    headers = {"Content-Security-Policy": CHART_CSP, "Cache-Control": "no-store"}
+    return Response(svg, media_type="image/svg+xml", headers=headers)

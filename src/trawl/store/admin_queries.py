@@ -16,11 +16,13 @@ from typing import Any
 
 from trawl.errors import StoreError
 from trawl.records import (
+    KEY_SCOPES,
     REPORT_SORTS,
     ApiKey,
     ExternalLink,
     HeaderCheck,
     Inlink,
+    KeyScope,
     ReportQuery,
     ReportRow,
     ResourceCheck,
@@ -66,30 +68,61 @@ class AdminQueries:
             )
             return [u for (u,) in rows]
 
-    # -- API keys -----------------------------------------------------------
+    # -- API keys and admin sessions ----------------------------------------
 
-    def add_api_key(self, name: str, digest: str) -> int:
+    def add_api_key(
+        self,
+        name: str,
+        digest: str,
+        scopes: Sequence[KeyScope] = KEY_SCOPES,
+        expires_at: float | None = None,
+    ) -> int:
         row = self._db.execute(
-            "INSERT INTO api_keys (name, digest, created_at) VALUES (?, ?, ?) RETURNING id",
-            (name, digest, time.time()),
+            "INSERT INTO api_keys (name, digest, created_at, scopes, expires_at)"
+            " VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (name, digest, time.time(), " ".join(scopes), expires_at),
         ).fetchone()
         return int(row[0])
 
     def api_key_by_digest(self, digest: str) -> ApiKey | None:
-        """The key with this digest, marked as used now."""
+        """The key with this digest, marked as used now (expired or not: the caller says)."""
         row = self._db.execute(
-            "UPDATE api_keys SET last_used = ? WHERE digest = ?"
-            " RETURNING id, name, created_at, last_used",
+            f"UPDATE api_keys SET last_used = ? WHERE digest = ? RETURNING {_KEY_COLUMNS}",  # noqa: S608
             (time.time(), digest),
         ).fetchone()
-        return ApiKey(*row) if row else None
+        return _api_key(row) if row else None
 
     def api_keys(self) -> list[ApiKey]:
-        rows = self._db.execute("SELECT id, name, created_at, last_used FROM api_keys ORDER BY id")
-        return [ApiKey(*r) for r in rows]
+        rows = self._db.execute(f"SELECT {_KEY_COLUMNS} FROM api_keys ORDER BY id")  # noqa: S608
+        return [_api_key(r) for r in rows]
 
     def revoke_api_key(self, key_id: int) -> bool:
+        """Delete the key; its sessions go with it (ON DELETE CASCADE)."""
         return self._db.execute("DELETE FROM api_keys WHERE id = ?", (key_id,)).rowcount > 0
+
+    def add_session(self, digest: str, key_id: int, expires_at: float) -> None:
+        """A login: the digest of its cookie's token, for the key that logged in. Sessions
+        past their expiry are cleared on the way, so the table holds live ones only."""
+        now = time.time()
+        with self._transaction():
+            self._db.execute("DELETE FROM sessions WHERE expires_at <= ?", (now,))
+            self._db.execute(
+                "INSERT INTO sessions (digest, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                (digest, key_id, now, expires_at),
+            )
+
+    def session_key(self, digest: str) -> ApiKey | None:
+        """The key behind a live session (None: unknown, expired or logged out)."""
+        columns = ", ".join("k." + c for c in _KEY_COLUMNS.split(", "))
+        row = self._db.execute(
+            f"SELECT {columns} FROM sessions s JOIN api_keys k ON k.id = s.key_id"  # noqa: S608
+            " WHERE s.digest = ? AND s.expires_at > ?",
+            (digest, time.time()),
+        ).fetchone()
+        return _api_key(row) if row else None
+
+    def end_session(self, digest: str) -> bool:
+        return self._db.execute("DELETE FROM sessions WHERE digest = ?", (digest,)).rowcount > 0
 
     # -- the SEO report -----------------------------------------------------
 
@@ -204,6 +237,15 @@ class AdminQueries:
             (url, limit),
         )
         return [u for (u,) in rows]
+
+
+_KEY_COLUMNS = "id, name, created_at, last_used, scopes, expires_at"
+
+
+def _api_key(row: Sequence[Any]) -> ApiKey:
+    key_id, name, created_at, last_used, scopes, expires_at = row
+    known = tuple(s for s in KEY_SCOPES if s in str(scopes).split())
+    return ApiKey(int(key_id), name, created_at, last_used, known, expires_at)
 
 
 _REPORT_COLUMNS = (

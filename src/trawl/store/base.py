@@ -27,6 +27,7 @@ from trawl.records import (
     ExternalLink,
     HeaderCheck,
     Inlink,
+    KeyScope,
     Link,
     PageRecord,
     PageSignals,
@@ -184,13 +185,25 @@ class Store(Protocol):
 
     def delete_site(self, host: str) -> list[str] | None: ...
 
-    def add_api_key(self, name: str, digest: str) -> int: ...
+    def add_api_key(
+        self,
+        name: str,
+        digest: str,
+        scopes: Sequence[KeyScope] = ...,
+        expires_at: float | None = None,
+    ) -> int: ...
 
     def api_key_by_digest(self, digest: str) -> ApiKey | None: ...
 
     def api_keys(self) -> list[ApiKey]: ...
 
     def revoke_api_key(self, key_id: int) -> bool: ...
+
+    def add_session(self, digest: str, key_id: int, expires_at: float) -> None: ...
+
+    def session_key(self, digest: str) -> ApiKey | None: ...
+
+    def end_session(self, digest: str) -> bool: ...
 
     def report_pages(self, query: ReportQuery) -> tuple[int, list[ReportRow]]: ...
 

@@ -174,6 +174,18 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE crawls ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;
     """,
+    # 9: API key scopes and expiry, and admin logins as server-side sessions.
+    """
+    ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'search admin';
+    ALTER TABLE api_keys ADD COLUMN expires_at REAL;     -- NULL: never
+    CREATE TABLE sessions (
+        digest      TEXT PRIMARY KEY,                    -- sha256 of the cookie's token
+        key_id      INTEGER NOT NULL REFERENCES api_keys(id) ON DELETE CASCADE,
+        created_at  REAL NOT NULL,
+        expires_at  REAL NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX sessions_key ON sessions(key_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
