@@ -15,19 +15,47 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
+# IPv6 forms that carry an IPv4 address in their low 32 bits: IPv4-compatible (::/96,
+# deprecated but still routed by some stacks) and NAT64's well-known prefix, which a
+# translator turns into a connection to that IPv4 address.
+_EMBEDS_LOW_32 = (ipaddress.IPv6Network("::/96"), ipaddress.IPv6Network("64:ff9b::/96"))
+# Never public, whatever follows: local-use NAT64 (RFC 8215), whose IPv4 part may sit
+# anywhere, and site-local (deprecated by RFC 3879 but still private where used).
+_NEVER_PUBLIC = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("fec0::/10"))
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address leads to, for the forms that embed one."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if any(ip in net for net in _EMBEDS_LOW_32):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
+    if ip.sixtofour is not None:  # 2002::/16: 6to4
+        return ip.sixtofour
+    if ip.teredo is not None:  # 2001::/32: the client's address, obfuscated
+        return ip.teredo[1]
+    return None
+
+
 def is_public(address: str) -> bool:
     """True for globally routable unicast addresses only.
 
     Private, loopback, link-local, shared (CGNAT), reserved, multicast and
-    unspecified addresses are refused, and so are IPv4 addresses wrapped in
-    IPv6 (``::ffff:127.0.0.1``) when the inner address is not public.
+    unspecified addresses are refused, and so are IPv6 addresses that embed an
+    IPv4 address (mapped ``::ffff:127.0.0.1``, compatible ``::7f00:1``, NAT64
+    ``64:ff9b::a00:1``, 6to4 ``2002:7f00:1::``, Teredo) when the inner address is
+    not public, local-use NAT64 and site-local ``fec0::/10`` always.
     """
     try:
         ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
     except ValueError:
         return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if any(ip in net for net in _NEVER_PUBLIC):
+            return False
+        inner = _embedded_ipv4(ip)
+        if inner is not None:
+            return inner.is_global and not inner.is_multicast
     return ip.is_global and not ip.is_multicast
 
 
