@@ -131,3 +131,25 @@ def test_result_is_a_fixed_point() -> None:
     once = parse_start_url("Example.com:8080/a/../b?z=1&a=2#x")
     assert once == "https://example.com:8080/b?a=2&z=1"
     assert parse_start_url(once) == once
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "http://x'+alert(document.domain)+'.example/",
+        'http://x"onmouseover=alert(1)".example/',
+        "http://x{y}.example/",
+        "http://a+b.example/",
+    ],
+)
+def test_a_host_with_characters_no_dns_name_holds_is_refused(typed: str) -> None:
+    with pytest.raises(InvalidUrl, match="letters, digits, hyphens"):
+        parse_start_url(typed)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["http://a_b.example/", "http://bücher.de/", "http://[::1]:8080/", "http://localhost:9/"],
+)
+def test_dns_names_idna_and_ip_literals_are_accepted(typed: str) -> None:
+    assert parse_start_url(typed).startswith("http://")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
+from urllib.parse import urlsplit
 
 from trawl.errors import InvalidUrl
 from trawl.urls.identity import normalise
@@ -11,6 +13,8 @@ _HAS_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _SCHEME_LIKE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$", re.DOTALL)
 _PORT_THEN_REST = re.compile(r"^\d+([/?#]|$)")
 # Typed without "//", these are schemes, not host names.
+# After IDNA: ASCII letters, digits, hyphen and underscore labels (a trailing dot allowed).
+_DNS_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
 _OTHER_SCHEMES = frozenset({"mailto", "javascript", "tel", "data", "file", "ftp", "about", "blob"})
 
 
@@ -35,7 +39,24 @@ def parse_start_url(text: str) -> str:
         if _is_other_scheme(text):
             raise InvalidUrl(f"only http and https URLs can be crawled, not {text[:80]!r}")
         text = "https://" + text
-    return normalise(text)
+    url = normalise(text)
+    host = urlsplit(url).hostname or ""
+    # Browsers accept ' " { } + and more in a host name; DNS names never hold them, and
+    # a host is shown on the admin pages and written into links and attributes.
+    if not (_DNS_HOST.fullmatch(host) or _is_ip(host)):
+        raise InvalidUrl(
+            "a host name holds only letters, digits, hyphens, underscores and dots,"
+            f" not {host[:80]!r}"
+        )
+    return url
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_other_scheme(text: str) -> bool:
