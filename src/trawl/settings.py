@@ -225,7 +225,7 @@ class Settings:
         result.admin_targets  # noqa: B018 - raises ConfigError when malformed
         for item in result.proxy_networks:
             try:
-                ipaddress.ip_network(item, strict=False)
+                ipaddress.ip_network(item)
             except ValueError:
                 raise ConfigError(
                     f"trusted_proxies: {item!r} is not an address or network"

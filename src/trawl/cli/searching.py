@@ -76,7 +76,18 @@ def serve(
         raise fail(str(e)) from None
     settings.data.mkdir(parents=True, exist_ok=True)
     err.print(f"Trawl serving {settings.data} on http://{settings.host}:{settings.port}/")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    # Forwarded headers are believed only from the listed proxies: uvicorn's default
+    # trusts them from 127.0.0.1, so behind a local proxy passing X-Forwarded-For through,
+    # any client could name itself anew for each request and escape the rate limit.
+    proxies = settings.proxy_networks
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        proxy_headers=bool(proxies),
+        forwarded_allow_ips=",".join(proxies) if proxies else "",
+    )
 
 
 @app.command("settings")

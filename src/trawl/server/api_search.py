@@ -112,8 +112,11 @@ def healthz(request: Request) -> dict[str, Any]:
 
 @router.get("/opensearch.xml", tags=["search"], response_class=Response)
 def opensearch(request: Request) -> Response:
-    """An OpenSearch description, so a browser can add Trawl as a search engine."""
-    base = str(request.base_url).rstrip("/")
+    """An OpenSearch description, so a browser can add Trawl as a search engine. Its URLs
+    start with the public_url setting (the Host header is the client's to choose, and a
+    cache in front would keep whatever one client named)."""
+    public = context_of(request).settings.public_url
+    base = (public or str(request.base_url)).rstrip("/")
     html = quoteattr(f"{base}/?q={{searchTerms}}")
     json_url = quoteattr(f"{base}/api/search?q={{searchTerms}}")
     self_url = quoteattr(f"{base}/opensearch.xml")
