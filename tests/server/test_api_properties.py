@@ -1,7 +1,8 @@
 """A property-based run over the OpenAPI document: no generated request gets a 500.
 
 Schemathesis turns every operation's schema into Hypothesis strategies, valid
-requests and invalid ones, sent with a valid API key so the admin operations
+requests and invalid ones, and checks each answer against the document (status,
+media type, schema, headers), sent with a valid API key so the admin operations
 are reached too. Starting a crawl and re-crawling are left out: generated URLs
 would start real crawls of arbitrary hosts (test_api_service covers them).
 """
@@ -16,7 +17,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
-from schemathesis import GenerationMode
+from schemathesis import GenerationMode, checks
 from schemathesis.generation.case import Case
 
 from fixture_sites import SiteServer
@@ -24,6 +25,16 @@ from service_fixtures import crawl_site, new_key, service_settings, site_routes
 from trawl.server.app import create_app
 
 SKIPPED = {"POST /api/admin/crawls", "POST /api/admin/recrawl"}
+CONFORMANCE = [
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+    checks.response_headers_conformance,
+]
+# A 5xx is judged above (501 is a deliberate answer); the rest of the default checks
+# (negative data rejection and the like) are about what requests are refused, covered
+# by the 4xx assertions.
+NOT_CHECKED: list[Any] = []
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +84,11 @@ def test_no_request_gets_a_server_error(
                 ctype = response.headers.get("content-type") or [""]
                 assert ctype[0].startswith("application/json"), case.formatted_path
                 assert response.json()["error"]
+            # The answer is what the document says: a documented status, its media type,
+            # its schema and headers (schemathesis's response-conformance checks).
+            case.validate_response(
+                response, checks=CONFORMANCE, headers=key, excluded_checks=NOT_CHECKED
+            )
 
         try:
             check()
