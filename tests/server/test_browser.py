@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import os
 import shutil
+import time
+import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
-from fixture_sites import REPO, SiteServer, html_page
+from fixture_sites import REPO, Route, SiteServer, html_page
 from service_fixtures import (
     ELSEWHERE,
     LiveServer,
@@ -26,12 +30,14 @@ from service_fixtures import (
     new_key,
     service_settings,
     site_routes,
+    target,
 )
 from trawl.pipeline.resource_checks import check_external_headers
 from trawl.records import HeaderCheck
 from trawl.server.app import create_app
 from trawl.server.header_checks import HeaderChecker
 from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -58,6 +64,7 @@ class Live:
     key: str
     site: SiteServer
     page: Any
+    data: str = ""
 
     def login(self) -> None:
         self.page.goto(self.base + "/admin")
@@ -75,17 +82,21 @@ def browser() -> Iterator[Any]:
 
 
 def _live(
-    serve: Serve, tmp_path: Path, browser: Any, checker: HeaderChecker = check_external_headers
+    serve: Serve,
+    tmp_path: Path,
+    browser: Any,
+    checker: HeaderChecker = check_external_headers,
+    allow: Sequence[SiteServer] = (),
 ) -> Iterator[Live]:
     site = serve(site_routes())
-    config = service_settings(tmp_path)
+    config = service_settings(tmp_path, admin_allow_hosts=",".join(target(s) for s in allow))
     crawl_site(site, config)
     key = new_key(config)
     context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
     page = context.new_page()
     page.set_default_timeout(20_000)
     with LiveServer(create_app(config, checker)) as base:
-        yield Live(base, key, site, page)
+        yield Live(base, key, site, page, str(config.data))
     context.close()
 
 
@@ -137,12 +148,23 @@ def test_login_is_required_and_a_bad_key_is_refused(live: Live) -> None:
     assert "unknown API key" in page.inner_text(".error")
 
 
-def test_add_a_site_start_a_crawl_and_watch_progress(live: Live, serve: Serve) -> None:
+@pytest.fixture
+def waders(serve: Serve) -> SiteServer:
     pages = {f"/bird{i}": html_page(f"Bird {i}", f"<p>wader number {i}</p>") for i in range(30)}
     for route in pages.values():
         route.delay = 0.15
     home = html_page("Waders", "".join(f'<a href="/bird{i}">bird {i}</a>' for i in range(30)))
-    waders = serve({"/": home, **pages})
+    return serve({"/": home, **pages})
+
+
+@pytest.fixture
+def live_waders(serve: Serve, tmp_path: Path, browser: Any, waders: SiteServer) -> Iterator[Live]:
+    """The service, with the waders' site listed in admin_allow_hosts (it is on loopback)."""
+    yield from _live(serve, tmp_path, browser, allow=[waders])
+
+
+def test_add_a_site_start_a_crawl_and_watch_progress(live_waders: Live, waders: SiteServer) -> None:
+    live = live_waders
     page = live.page
     live.login()
 
@@ -154,14 +176,14 @@ def test_add_a_site_start_a_crawl_and_watch_progress(live: Live, serve: Serve) -
 
     row = page.locator("#sites tr", has_text=waders.url("/"))
     row.locator("button", has_text="Crawl").click()
-    page.wait_for_function("document.getElementById('crawl-state').textContent === 'running'")
-    page.wait_for_function("Number(document.getElementById('crawled').textContent) > 0")
+    page.wait_for_function("() => document.getElementById('crawl-state').textContent === 'running'")
+    page.wait_for_function("() => Number(document.getElementById('crawled').textContent) > 0")
     running = {k: int(page.inner_text(f"#{k}")) for k in ("discovered", "crawled", "queued")}
     assert running["discovered"] >= running["crawled"] > 0
     shoot(page, "admin-crawling")
 
     page.wait_for_function(
-        "document.getElementById('crawl-state').textContent === 'complete'", timeout=60_000
+        "() => document.getElementById('crawl-state').textContent === 'complete'", timeout=60_000
     )
     assert int(page.inner_text("#crawled")) == 31
     history = page.inner_text("#history")
@@ -220,7 +242,9 @@ def test_external_links_and_metrics_pages(live: Live) -> None:
 
     page.goto(live.base + "/admin/metrics")
     for chart in ("latency", "queries", "crawl", "statuses", "index"):
-        assert page.locator(f"#chart-{chart} svg").count() == 1
+        image = page.locator(f"#chart-{chart} img")
+        image.evaluate("i => i.decode()")  # waits until it is loaded and drawn
+        assert image.evaluate("i => i.naturalWidth") == 640
     assert "3 documents" in page.inner_text(".stats")
     shoot(page, "metrics")
 
@@ -237,3 +261,118 @@ def test_a_header_check_is_followed_while_it_runs(live_slow_check: Live) -> None
     page.wait_for_selector("#check-status :text('Last header check: 1 of 1 checked')")
     assert "204" in page.locator("#external tbody tr").first.inner_text()
     assert page.locator(".flash").count() == 0  # the reload dropped the start message
+
+
+# -- the admin surface under attack (issue 18) -----------------------------------------
+
+
+def _pages(live: Live) -> int:
+    request = urllib.request.Request(
+        live.base + "/api/admin/report/pages", headers={"X-API-Key": live.key}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        total: int = json.load(answer)["total"]
+    return total
+
+
+def test_a_form_on_another_port_changes_nothing(live: Live, serve: Serve) -> None:
+    """Logged in, the admin visits a page on another port of the same host (the same
+    site, so SameSite=Strict sends the cookie along), which posts forms to Trawl."""
+    live.login()
+    before = _pages(live)
+    forms = "".join(
+        f'<form method="post" action="{live.base}{action}" target="f{n}">{fields}</form>'
+        f'<iframe name="f{n}"></iframe>'
+        for n, (action, fields) in enumerate(
+            [
+                ("/api/admin/evict?dry_run=false", ""),
+                ("/admin/evict", '<input name="apply" value="yes">'),
+                ("/api/admin/keys", ""),
+            ]
+        )
+    )
+    script = "<script>for (const f of document.forms) f.submit();</script>"
+    attacker = serve({"/": Route((forms + script).encode(), headers={"Content-Type": "text/html"})})
+    assert urlsplit(attacker.url("/")).port != urlsplit(live.base).port
+    answers: list[tuple[str, int]] = []
+    live.page.on("response", lambda r: answers.append((urlsplit(r.url).path, r.status)))
+    live.page.goto(attacker.url("/"))
+    live.page.wait_for_function("document.querySelectorAll('iframe').length === 3")
+    deadline = time.monotonic() + 10
+    while len([a for a in answers if a[0] != "/"]) < 3 and time.monotonic() < deadline:
+        live.page.wait_for_timeout(100)
+    assert sorted(a for a in answers if a[0] != "/") == [
+        ("/admin/evict", 403),
+        ("/api/admin/evict", 403),
+        ("/api/admin/keys", 403),
+    ]
+    assert _pages(live) == before  # the 404 page, which eviction would drop, is still there
+    live.page.goto(live.base + "/admin")
+    assert live.page.url == live.base + "/admin"  # still logged in: nothing else changed
+
+
+HOSTILE = "x'+alert(document.domain)+'.example"
+
+
+def test_a_hostile_host_runs_no_script(live: Live) -> None:
+    # Stored before host names were checked (or by an older Trawl): the page must hold.
+    store = SQLiteStore(service_settings(Path(live.data)).sqlite_path)
+    store.add_site(f"http://{HOSTILE}/")
+    store.close()
+    dialogs: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()  # "Cancel": nothing is deleted
+
+    live.page.on("dialog", answer)
+    live.login()
+    row = live.page.locator("#sites tr", has_text=HOSTILE)
+    row.locator("button", has_text="Delete").click()
+    live.page.wait_for_timeout(300)
+    assert dialogs == [f"Delete {HOSTILE} and its pages?"]  # the question, and no alert
+    assert HOSTILE in live.page.inner_text("#sites")
+
+
+def test_pages_work_under_the_csp_with_no_violation_and_no_network(live: Live) -> None:
+    page = live.page
+    problems: list[str] = []
+    outside: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+
+    def only_loopback(route: Any) -> None:
+        if urlsplit(route.request.url).hostname in ("127.0.0.1", "localhost"):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.context.route("**/*", only_loopback)
+    first = page.goto(live.base + "/")
+    assert first is not None
+    headers = first.all_headers()
+    assert "default-src 'self'" in headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "same-origin"
+    page.fill("input[name=q]", "heron")
+    page.press("input[name=q]", "Enter")
+    page.wait_for_selector("li.result")
+    live.login()
+    for path in (
+        "/admin",
+        "/admin/report",
+        "/admin/report/url?url=" + live.site.url("/herons"),
+        "/admin/report/external",
+        "/admin/report/resources",
+        "/admin/metrics",
+    ):
+        page.goto(live.base + path)
+        page.wait_for_load_state("networkidle")
+    page.goto(live.base + "/docs")
+    page.wait_for_selector(".swagger-ui .info .title")
+    assert "Trawl" in page.inner_text(".swagger-ui .info .title")
+    assert page.locator(".swagger-ui .btn.authorize").count() == 1  # the key's scheme
+    page.locator(".opblock-summary-path", has_text="/api/search").first.wait_for()
+    assert problems == [] and outside == []

@@ -6,8 +6,15 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
+import re
+import socket
 import sqlite3
+import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -297,3 +304,124 @@ def _wait_for_crawl(service: Service) -> dict[str, Any]:
             return status
         time.sleep(0.1)
     raise AssertionError("the crawl did not end")
+
+
+def test_metrics_and_search_can_require_a_key(serve: Serve, tmp_path: Path) -> None:
+    service = _service(
+        serve, tmp_path, site_routes(), metrics_requires_key=True, search_requires_key=True
+    )
+    with service.client as client:
+        assert client.get("/metrics").status_code == 401
+        assert service.admin("GET", "/metrics").status_code == 200
+        assert client.get("/api/search", params={"q": "heron"}).status_code == 401
+        assert service.admin("GET", "/api/search", params={"q": "heron"}).status_code == 200
+        page = client.get("/", params={"q": "heron"}, follow_redirects=False)
+        assert page.status_code == 303 and page.headers["location"] == "/admin/login"
+        _login(client, service.key)
+        assert client.get("/", params={"q": "heron"}).status_code == 200
+        searcher = client.post(
+            "/api/admin/keys",
+            json={"name": "reader", "scopes": ["search"]},
+            headers={"X-API-Key": service.key},
+        ).json()["key"]
+        reader = {"X-API-Key": searcher}
+        assert client.get("/api/search", params={"q": "heron"}, headers=reader).status_code == 200
+        assert client.get("/metrics", headers=reader).status_code == 403
+        assert client.get("/api/admin/sites", headers=reader).status_code == 403
+
+
+def test_the_admin_page_creates_a_key_shows_it_once_and_revokes_it(service: Service) -> None:
+    own = {"Origin": "http://testserver"}
+    _login(service.client, service.key)
+    made = service.client.post(
+        "/admin/keys",
+        data={"name": "feed reader", "scope": ["search"], "expires_days": "7"},
+        headers=own,
+    )
+    assert made.status_code == 200 and made.headers["cache-control"] == "no-store"
+    shown = re.search(r'id="new-key".*?<code>(trawl_[^<]+)</code>', made.text, re.S)
+    assert shown is not None
+    key = shown.group(1)
+    page = service.client.get("/admin").text
+    assert key not in page and "feed reader" in page  # listed by name, never again by value
+    listed = {k["name"]: k for k in service.admin("GET", "/api/admin/keys").json()}
+    assert listed["feed reader"]["scopes"] == ["search"] and listed["feed reader"]["expires_at"]
+    reader = {"X-API-Key": key}
+    assert service.client.get("/api/admin/sites", headers=reader).status_code == 403
+
+    revoked = service.client.post(
+        f"/admin/keys/{listed['feed reader']['id']}/revoke", headers=own, follow_redirects=False
+    )
+    assert revoked.status_code == 303 and "revoked" in revoked.headers["location"]
+    assert service.client.get("/api/admin/sites", headers=reader).status_code == 401
+
+
+# -- proxies and the public address ------------------------------------------------------------
+
+
+def test_opensearch_urls_come_from_public_url_not_the_host_header(
+    serve: Serve, tmp_path: Path
+) -> None:
+    service = _service(serve, tmp_path, site_routes(), public_url="https://search.example.org")
+    with service.client as client:
+        body = client.get("/opensearch.xml", headers={"Host": "evil.example"}).text
+    assert 'template="https://search.example.org/?q={searchTerms}"' in body
+    assert "evil.example" not in body
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _serve_cli(tmp_path: Path, **env: str) -> Iterator[str]:
+    """``trawl serve`` in a child process, as an operator starts it."""
+    port = _free_port()
+    environ = {**os.environ, "TRAWL_DATA": str(tmp_path), "TRAWL_PORT": str(port), **env}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "trawl", "serve"],
+        env=environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "trawl serve did not start"
+                time.sleep(0.2)
+        yield base
+    finally:
+        child.terminate()
+        child.wait(10)
+
+
+def _statuses(base: str, count: int) -> list[int]:
+    """``count`` searches from this one client, each claiming another address."""
+    found = []
+    for n in range(count):
+        request = urllib.request.Request(
+            base + "/api/search?q=heron", headers={"X-Forwarded-For": f"203.0.113.{n}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                found.append(answer.status)
+        except urllib.error.HTTPError as e:
+            found.append(e.code)
+    return found
+
+
+def test_forwarded_for_is_believed_only_from_trusted_proxies(tmp_path: Path) -> None:
+    limit = {"TRAWL_SEARCH_RATE_LIMIT": "5/minute"}
+    for base in _serve_cli(tmp_path / "direct", **limit):
+        # The peer (loopback, as a local proxy would be) is not listed: it is the client.
+        assert _statuses(base, 8).count(429) == 3
+    for base in _serve_cli(tmp_path / "proxied", TRAWL_TRUSTED_PROXIES="127.0.0.1", **limit):
+        # Listed: each forwarded client is counted on its own.
+        assert 429 not in _statuses(base, 8)

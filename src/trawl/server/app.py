@@ -22,10 +22,11 @@ from fastapi.staticfiles import StaticFiles
 from trawl import __version__
 from trawl.errors import TrawlError
 from trawl.pipeline.resource_checks import check_external_headers
-from trawl.server import api_admin, api_search, errors, ui
+from trawl.server import api_admin, api_search, docs, errors, openapi, ui
 from trawl.server.context import Context, context_of
 from trawl.server.header_checks import HeaderChecker
 from trawl.server.limits_middleware import RequestLimits
+from trawl.server.security_headers import SecurityHeaders
 from trawl.settings import Settings
 
 _HERE = Path(__file__).parent
@@ -72,23 +73,32 @@ def create_app(
     app = FastAPI(
         title="Trawl",
         version=__version__,
-        docs_url="/docs",
+        docs_url=None,  # served by server/docs.py, from local files
+        redoc_url=None,
         lifespan=lifespan,
         description="Search the crawled sites; manage sites, crawls and the SEO report"
         " with an API key (header X-API-Key, made by `trawl keys create`).",
     )
     app.state.context = context
     errors.install(app)
+    openapi.install(app, search_requires_key=settings.search_requires_key)
     app.add_middleware(RequestLimits, max_body=settings.max_request_bytes)
+    # Outermost, so even the size limits' refusals carry the headers.
+    app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
+    docs.install(app)
     app.include_router(api_search.router)
     app.include_router(api_admin.router)
     app.include_router(ui.router)
 
     @app.get("/metrics", tags=["search"], response_class=Response)
     def metrics(request: Request) -> Response:
-        """Prometheus text: queries, latency histogram, index size, crawl counters."""
-        body = context_of(request).metrics.prometheus_text()
+        """Prometheus text: queries, latency histogram, index size, crawl counters (with
+        metrics_requires_key: for a key with the admin scope)."""
+        ctx = context_of(request)
+        if ctx.settings.metrics_requires_key:
+            ctx.caller(request, "admin", count=False)
+        body = ctx.metrics.prometheus_text()
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return app

@@ -67,12 +67,12 @@ def presented_key(request: Request) -> str | None:
     return key.strip() if key else None
 
 
-def _usable(found: ApiKey | None, scope: KeyScope) -> ApiKey:
+def _usable(found: ApiKey | None, scope: KeyScope | None) -> ApiKey:
     if found is None:
         raise Unauthorized("unknown API key")
     if found.expires_at is not None and found.expires_at <= time.time():
         raise Unauthorized("this API key has expired")
-    if scope not in found.scopes:
+    if scope is not None and scope not in found.scopes:
         raise Forbidden(f"this API key has no {scope} scope")
     return found
 
@@ -81,8 +81,8 @@ def _well_formed(secret: str) -> bool:
     return 0 < len(secret) <= MAX_KEY_CHARS and secret.isascii()
 
 
-def authenticate(store: Store, key: str | None, scope: KeyScope = "admin") -> ApiKey:
-    """The key, if it exists, has not expired and holds ``scope``."""
+def authenticate(store: Store, key: str | None, scope: KeyScope | None = "admin") -> ApiKey:
+    """The key, if it exists, has not expired and holds ``scope`` (None: any)."""
     if not key:
         raise Unauthorized(f"an API key is required (header {KEY_HEADER})")
     found = store.api_key_by_digest(digest(key)) if _well_formed(key) else None

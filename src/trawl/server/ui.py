@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, date, datetime
-from pathlib import Path
+from pathlib import Path as FilePath
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from trawl.errors import Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
-from trawl.records import REPORT_SORTS, ReportQuery
+from trawl.records import KEY_SCOPES, REPORT_SORTS, ReportQuery
 from trawl.server import api_admin, auth, report
 from trawl.server.api_search import SORTS, run_search
 from trawl.server.charts import CHARTS, metric_chart
@@ -25,7 +25,7 @@ from trawl.server.context import Context, context_of
 from trawl.server.errors import headers_for, status_for
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+templates = Jinja2Templates(directory=FilePath(__file__).parent / "templates")
 
 
 def _when(value: float | str | None) -> str:
@@ -52,7 +52,7 @@ def _error_page(request: Request, error: TrawlError) -> HTMLResponse:
 # -- search -----------------------------------------------------------------------
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.get("/", response_class=HTMLResponse, response_model=None)
 def home(
     request: Request,
     q: Annotated[str, Query(max_length=1000)] = "",
@@ -62,7 +62,7 @@ def home(
     sort: Annotated[str, Query(max_length=20)] = "relevance",
     after: Annotated[str, Query(max_length=10)] = "",
     before: Annotated[str, Query(max_length=10)] = "",
-) -> HTMLResponse:
+) -> Response:
     ctx = context_of(request)
     filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}
     context: dict[str, Any] = {"q": q, "result": None, "error": None, "pages": [], **filters}
@@ -80,7 +80,9 @@ def home(
             context["last_page"] = last
             keep = {k: v for k, v in {"q": q, **filters}.items() if v and v != "relevance"}
             context["page_link"] = lambda n: "/?" + urlencode({**keep, "page": n})
-        except RateLimited as e:
+        except Unauthorized:
+            return RedirectResponse("/admin/login", status_code=303)
+        except (RateLimited, Forbidden) as e:
             return _error_page(request, e)
         except TrawlError as e:
             context["error"] = str(e)
@@ -136,11 +138,12 @@ def login(request: Request, key: Annotated[str, Form(max_length=200)]) -> Respon
         return _error_page(request, Forbidden(auth.CROSS_SITE))
     try:
         with ctx.store() as store:
-            found = auth.authenticate(store, key.strip(), "admin")
+            found = auth.authenticate(store, key.strip(), None)
             token, seconds = auth.start_session(store, found, ctx.settings.session_hours)
     except (Unauthorized, Forbidden) as e:
         return _page(request, "login.html", {"error": str(e)}, status_for(e))
-    response = RedirectResponse("/admin", status_code=303)
+    # A key for search only (search_requires_key) logs in to search.
+    response = RedirectResponse("/admin" if "admin" in found.scopes else "/", status_code=303)
     auth.set_session_cookie(response, request, token, seconds)
     return response
 
@@ -184,20 +187,51 @@ def admin(request: Request, msg: str = "", err: str = "") -> Response:
     ctx = _admin(request)
     if not isinstance(ctx, Context):
         return ctx
+    return _admin_page(request, ctx, msg=msg[:300], err=err[:300])
+
+
+def _admin_page(request: Request, ctx: Context, **extra: Any) -> HTMLResponse:
     with ctx.store() as store:
         sites = store.sites()
         history = store.crawls(20)
-    return _page(
-        request,
-        "admin.html",
-        {
-            "sites": sites,
-            "history": history,
-            "status": ctx.crawls.status(),
-            "msg": msg[:300],
-            "err": err[:300],
-        },
-    )
+        keys = store.api_keys()
+    context = {"sites": sites, "history": history, "keys": keys, "status": ctx.crawls.status()}
+    return _page(request, "admin.html", {**context, "scopes": KEY_SCOPES, **extra})
+
+
+@router.post("/admin/keys", response_model=None)
+def admin_create_key(
+    request: Request,
+    name: Annotated[str, Form(min_length=1, max_length=100)],
+    scope: Annotated[list[str] | None, Form(max_length=len(KEY_SCOPES))] = None,
+    expires_days: Annotated[str, Form(max_length=10)] = "",
+) -> Response:
+    """Make a key and show it on the page this once (never in a URL or a redirect)."""
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    scopes = [s for s in KEY_SCOPES if s in (scope or [])]
+    days = expires_days.strip()
+    if not scopes:
+        return _back("/admin", error="a key needs a scope: search, admin or both")
+    if days and not (days.isascii() and days.isdigit() and 0 < int(days) <= 36_500):
+        return _back("/admin", error="expiry: a number of days from 1 to 36500, or empty")
+    made = api_admin.create_key(ctx, name.strip() or "key", scopes, int(days) if days else None)
+    response = _admin_page(request, ctx, new_key=made, msg=f"key {made['id']} created")
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.post("/admin/keys/{key_id}/revoke", response_model=None)
+def admin_revoke_key(request: Request, key_id: Annotated[int, Path(ge=1, le=2**62)]) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    try:
+        api_admin.revoke_key(ctx, key_id)
+    except TrawlError as e:
+        return _back("/admin", error=str(e))
+    return _back("/admin", message=f"key {key_id} revoked")
 
 
 @router.post("/admin/sites", response_model=None)
