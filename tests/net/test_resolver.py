@@ -52,6 +52,10 @@ async def test_public_answers_pass() -> None:
         ["fe80::1"],
         ["fc00::1"],
         ["::ffff:127.0.0.1"],  # IPv4-mapped IPv6
+        ["::7f00:1"],  # IPv4-compatible ::127.0.0.1
+        ["64:ff9b::a9fe:a9fe"],  # NAT64 to 169.254.169.254
+        ["2002:a00:1::1"],  # 6to4 of 10.0.0.1
+        ["fec0::1"],  # site-local
         ["93.184.216.34", "127.0.0.1"],  # mixed: a rebinding attempt
     ],
 )
