@@ -4,7 +4,8 @@ Schemathesis turns every operation's schema into Hypothesis strategies, valid
 requests and invalid ones, and checks each answer against the document (status,
 media type, schema, headers), sent with a valid API key so the admin operations
 are reached too. Starting a crawl and re-crawling are left out: generated URLs
-would start real crawls of arbitrary hosts (test_api_service covers them).
+would start real crawls of arbitrary hosts (test_api_service covers them); so is
+revoking keys (see SKIPPED).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from fixture_sites import SiteServer
 from service_fixtures import crawl_site, new_key, service_settings, site_routes
 from trawl.server.app import create_app
 
-SKIPPED = {"POST /api/admin/crawls", "POST /api/admin/recrawl"}
+# Revoking keys would soon revoke the run's own key (Hypothesis tries id 1 early), and
+# every later request would only reach the 401 (test_hardening covers revocation).
+SKIPPED = {"POST /api/admin/crawls", "POST /api/admin/recrawl", "DELETE /api/admin/keys/{key_id}"}
 CONFORMANCE = [
     checks.status_code_conformance,
     checks.content_type_conformance,
