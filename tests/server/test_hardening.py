@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -425,3 +426,34 @@ def test_forwarded_for_is_believed_only_from_trusted_proxies(tmp_path: Path) -> 
     for base in _serve_cli(tmp_path / "proxied", TRAWL_TRUSTED_PROXIES="127.0.0.1", **limit):
         # Listed: each forwarded client is counted on its own.
         assert 429 not in _statuses(base, 8)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+def _login_cookie(base: str, key: str, proto: str) -> str:
+    """The Set-Cookie of a login made through a proxy that says the client used ``proto``."""
+    request = urllib.request.Request(
+        base + "/admin/login",
+        data=urllib.parse.urlencode({"key": key}).encode(),
+        headers={"X-Forwarded-Proto": proto, "Origin": f"{proto}://{base.split('://')[1]}"},
+    )
+    try:
+        urllib.request.build_opener(_NoRedirect).open(request, timeout=10)
+    except urllib.error.HTTPError as e:
+        assert e.code == 303, e.read()
+        return str(e.headers["set-cookie"])
+    raise AssertionError("the login did not redirect")
+
+
+def test_behind_a_trusted_tls_proxy_the_session_cookie_is_secure(tmp_path: Path) -> None:
+    key = new_key(service_settings(tmp_path))
+    for base in _serve_cli(tmp_path, TRAWL_TRUSTED_PROXIES="127.0.0.0/8"):
+        cookie = _login_cookie(base, key, "https")
+        assert cookie.startswith("__Host-trawl_session=") and "Secure" in cookie
+    for base in _serve_cli(tmp_path):
+        # Not trusted: the header is the client's word, and the cookie stays plain.
+        cookie = _login_cookie(base, key, "https")
+        assert cookie.startswith("trawl_session=") and "Secure" not in cookie
