@@ -457,3 +457,17 @@ def test_behind_a_trusted_tls_proxy_the_session_cookie_is_secure(tmp_path: Path)
         # Not trusted: the header is the client's word, and the cookie stays plain.
         cookie = _login_cookie(base, key, "https")
         assert cookie.startswith("trawl_session=") and "Secure" not in cookie
+
+
+@pytest.mark.parametrize("origin", ["http://[", "//[x]", "http://testserver\x00"])
+def test_a_malformed_origin_is_refused_not_a_500(service: Service, origin: str) -> None:
+    _login(service.client, service.key)
+    for name in ("Origin", "Referer"):
+        response = service.client.post("/api/admin/evict", headers={name: origin})
+        assert response.status_code == 403, response.text
+        form = service.client.post("/admin/crawl/stop", headers={name: origin})
+        assert form.status_code == 403
+    login = service.client.post(
+        "/admin/login", data={"key": service.key}, headers={"Origin": origin}
+    )
+    assert login.status_code == 403

@@ -164,7 +164,10 @@ def from_own_origin(request: Request, public_url: str, *, required: bool) -> boo
     source = request.headers.get("origin") or request.headers.get("referer")
     if source is None:
         return not required
-    parts = urlsplit(source)
+    try:
+        parts = urlsplit(source)
+    except ValueError:  # "http://[": names no page at all
+        return False
     if public_url:
         own = urlsplit(public_url)
         return (parts.scheme.lower(), parts.netloc.lower()) == (
