@@ -26,11 +26,9 @@ from trawl.extract.main_text_rules import (
     AD_LABEL,
     ANCESTOR_LEVELS,
     BLOCK_TAGS,
-    CLEAN_LINKS_HIGH,
-    CLEAN_LINKS_LOW,
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
-    EXPAND_SHARE,
+    DEFAULT_TUNING,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
     HIDING_STYLES,
@@ -44,29 +42,27 @@ from trawl.extract.main_text_rules import (
     PARAGRAPH_OR_LOOSE_TAGS,
     PARAGRAPH_TAG_SET,
     POSITIVE,
-    RETRY_BELOW,
-    RIVAL_SHARE,
     SENTENCE_END,
-    SIBLING_SHARE,
     TAG_SCORE,
     UNLIKELY,
     WHITESPACE,
     WORD,
+    Tuning,
 )
 
 
-def main_text(html: str, url: str | None = None) -> str:
+def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUNING) -> str:
     """The main text of ``html``, paragraphs separated by newlines; "" when there is none.
 
     Pure, and never raises on broken markup. ``url`` is accepted for callers that
     have it; no rule depends on it yet.
     """
     del url
-    text = _extract(html, drop_unlikely=True)
-    if len(text) < RETRY_BELOW:
+    text = _extract(html, tuning, drop_unlikely=True)
+    if len(text) < tuning.retry_below:
         # A class rule can name the article's own wrapper ("widget Blog"): try again
         # without them, as readability does, and keep the longer answer.
-        second = _extract(html, drop_unlikely=False)
+        second = _extract(html, tuning, drop_unlikely=False)
         if len(second) > len(text):
             text = second
     return text
@@ -85,7 +81,7 @@ class _Paragraph:
     text: str
 
 
-def _extract(html: str, *, drop_unlikely: bool) -> str:
+def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> str:
     tree = LexborHTMLParser(html)
     body = tree.body
     if body is None:
@@ -110,10 +106,10 @@ def _extract(html: str, *, drop_unlikely: bool) -> str:
         candidates = _score(tree, paragraphs)
     if not candidates:
         return "\n".join(_lines(body))
-    top = _expand(_choose(candidates), paragraphs)
-    parts = _gather(top, candidates)
+    top = _expand(_choose(candidates, tuning), paragraphs, tuning)
+    parts = _gather(top, candidates, tuning)
     for part in parts:
-        _clean(part)
+        _clean(part, tuning)
     lines = [line for part in parts for line in _lines(part)]
     # Only a line not much longer than a title can repeat it (as words, punctuation gone).
     longest = 2 * max((len(title) for title in titles), default=0) + 10
@@ -417,13 +413,15 @@ def _ancestor_ids(node: LexborNode) -> set[int]:
     return ids
 
 
-def _choose(candidates: dict[int, _Candidate]) -> LexborNode:
+def _choose(candidates: dict[int, _Candidate], tuning: Tuning) -> LexborNode:
     ranked = sorted(candidates.values(), key=lambda c: c.score, reverse=True)
     best = ranked[0]
     top = best.node
     # An article split into blocks (between ads, or one per "card") gives several
     # near-equal candidates: their common ancestor is the article.
-    rivals = [_ancestor_ids(c.node) for c in ranked[1:5] if c.score >= RIVAL_SHARE * best.score]
+    rivals = [
+        _ancestor_ids(c.node) for c in ranked[1:5] if c.score >= tuning.rival_share * best.score
+    ]
     if len(rivals) >= 3:
         ancestor = top.parent
         while ancestor is not None and ancestor.tag != "body":
@@ -446,7 +444,7 @@ def _choose(candidates: dict[int, _Candidate]) -> LexborNode:
     return top
 
 
-def _expand(top: LexborNode, paragraphs: list[_Paragraph]) -> LexborNode:
+def _expand(top: LexborNode, paragraphs: list[_Paragraph], tuning: Tuning) -> LexborNode:
     """Widen to an ancestor when what it adds is mostly paragraphs: an article in sections.
 
     Never past an <article> or <main>: beyond them are teasers of other articles,
@@ -492,7 +490,7 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph]) -> LexborNode:
             if size is None:
                 size = _size(top.text())
             bigger = _size(ancestor.text())
-            if more - text >= EXPAND_SHARE * (bigger - size):
+            if more - text >= tuning.expand_share * (bigger - size):
                 top, text, size = ancestor, more, bigger
         if ancestor.tag in {"article", "main"}:
             break
@@ -500,13 +498,13 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph]) -> LexborNode:
     return top
 
 
-def _gather(top: LexborNode, candidates: dict[int, _Candidate]) -> list[LexborNode]:
+def _gather(top: LexborNode, candidates: dict[int, _Candidate], tuning: Tuning) -> list[LexborNode]:
     """The best container and the siblings that look like more of the same article."""
     parent = top.parent
     if parent is None or parent.tag in {"html", "-document"}:
         return [top]
     top_score = candidates[top.mem_id].score if top.mem_id in candidates else 0.0
-    threshold = max(10.0, top_score * SIBLING_SHARE)
+    threshold = max(10.0, top_score * tuning.sibling_share)
     parts = []
     for sibling in parent.iter():
         if sibling == top:
@@ -525,7 +523,7 @@ def _gather(top: LexborNode, candidates: dict[int, _Candidate]) -> list[LexborNo
     return parts
 
 
-def _clean(part: LexborNode) -> None:
+def _clean(part: LexborNode, tuning: Tuning) -> None:
     """Cut lists, tables and blocks inside the content that are mostly links."""
     whole = 0  # taken at the first block with links: most parts have none
     doomed = []
@@ -540,8 +538,8 @@ def _clean(part: LexborNode) -> None:
         if not size or size > CLEAN_MAX_SHARE * whole:
             continue  # the bulk of the content: a table of contents is the page
         density = min(1.0, links[node.mem_id] / size)  # as _link_density(node, size)
-        if density > CLEAN_LINKS_HIGH or (
-            density > CLEAN_LINKS_LOW and _class_weight(node) < 25 and text.count(",") < 10
+        if density > tuning.clean_links_high or (
+            density > tuning.clean_links_low and _class_weight(node) < 25 and text.count(",") < 10
         ):
             doomed.append(node)
     _remove(doomed)
