@@ -319,3 +319,58 @@ def test_main_text_f1_on_the_benchmark() -> None:
     f1, precision, recall = cast(Score, bench.article_score)(predictions, truths)
     # Trafilatura, the best published open-source extractor, scores 0.958 here.
     assert f1 >= 0.95, (f1, precision, recall)
+
+
+# -- rules that make the scorer generalise (each test fails without its rule) ---------
+
+
+def test_list_in_the_prose_with_some_links_kept() -> None:
+    # An itinerary naming its places as links is part of the article; only a list that
+    # is mostly links (a box of related stories) is cut.
+    items = [  # a third of the list's text is links
+        '<a href="/k">The Elbkantinchen</a> in Geesthacht',
+        "The landing stages on the Dove Elbe",
+        '<a href="/h">The dog beach at Stein</a>, with lunch nearby',
+    ]
+    article = ARTICLE + "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+    text = main_text(page(article))
+    assert "The Elbkantinchen in Geesthacht" in text
+    assert "The dog beach at Stein" in text
+
+
+def test_heading_of_a_cut_box_of_links_dropped() -> None:
+    related = (
+        "<h3>You might also like</h3><ul>"
+        '<li><a href="/a">Bus fares to rise next year across the whole region</a></li>'
+        '<li><a href="/b">New bridge opens in the north of the city after delays</a></li>'
+        "</ul>"
+    )
+    lines = main_text(page(ARTICLE + related)).splitlines()
+    assert lines == PARAGRAPHS
+
+
+def test_heading_followed_by_its_section_kept() -> None:
+    article = (
+        "<h2>The vote</h2>"
+        + f"<p>{PARAGRAPHS[0]}</p>"
+        + "<h2>What comes next</h2><h3>Building work</h3>"
+        + f"<p>{PARAGRAPHS[1]}</p><p>{PARAGRAPHS[2]}</p>"
+    )
+    lines = main_text(page(article)).splitlines()
+    assert lines == ["The vote", PARAGRAPHS[0], "What comes next", "Building work", *PARAGRAPHS[1:]]
+
+
+def test_empty_section_heading_and_sentence_heading() -> None:
+    # "Gallery" announces nothing (another h2 follows); a heading ending as a sentence is
+    # a standfirst set in a heading's type, and stays.
+    article = (
+        "<h4>The council voted to extend the tram line to the harbour on Tuesday.</h4>"
+        + "<h2>Gallery</h2><h2>The vote</h2>"
+        + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    )
+    lines = main_text(page(article)).splitlines()
+    assert lines == [
+        "The council voted to extend the tram line to the harbour on Tuesday.",
+        "The vote",
+        *PARAGRAPHS,
+    ]

@@ -31,6 +31,7 @@ from trawl.extract.main_text_rules import (
     DEFAULT_TUNING,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
+    HEADING_RANK,
     HIDING_STYLES,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
@@ -110,7 +111,11 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> str:
     parts = _gather(top, candidates, tuning)
     for part in parts:
         _clean(part, tuning)
-    lines = [line for part in parts for line in _lines(part)]
+    lines: list[str] = []
+    tags: list[str] = []
+    for part in parts:
+        lines += _lines(part, tags)
+    lines = _without_empty_headings(lines, tags)
     # Only a line not much longer than a title can repeat it (as words, punctuation gone).
     longest = 2 * max((len(title) for title in titles), default=0) + 10
     return "\n".join(
@@ -539,7 +544,13 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
             continue  # the bulk of the content: a table of contents is the page
         density = min(1.0, links[node.mem_id] / size)  # as _link_density(node, size)
         if density > tuning.clean_links_high or (
-            density > tuning.clean_links_low and _class_weight(node) < 25 and text.count(",") < 10
+            # A list in the article's prose names its sources as links ("the Elbkantinchen
+            # in Geesthacht"): only a list that is mostly links is a box of them (as
+            # readability, which holds lists to its higher threshold only).
+            node.tag not in {"ul", "ol"}
+            and density > tuning.clean_links_low
+            and _class_weight(node) < 25
+            and text.count(",") < 10
         ):
             doomed.append(node)
     _remove(doomed)
@@ -548,14 +559,41 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
 # -- text -------------------------------------------------------------------------
 
 
-def _lines(root: LexborNode) -> list[str]:
-    """Text of ``root``, one line per block: inline markup never splits a word."""
+def _without_empty_headings(lines: list[str], tags: list[str]) -> list[str]:
+    """``lines`` less the headings whose section is empty: at the end, or followed by a
+    heading of the same or a higher rank.
+
+    What is left of a box of links once its links are cut ("Related posts",
+    "Auch interessant"): its heading, announcing nothing. A heading that ends as a
+    sentence does is prose styled as one (a standfirst), and counts as body text.
+    """
+    kept: list[str] = []
+    rank_after = 7  # rank of the next heading kept below; 7: body text follows (or nothing)
+    for line, tag in zip(reversed(lines), reversed(tags), strict=True):
+        rank = HEADING_RANK.get(tag)
+        if rank is None or line.endswith("."):  # a sentence set as a heading: a lede
+            rank_after = 8
+        elif rank_after == 7 or rank_after <= rank:
+            continue  # nothing of its own follows it
+        else:
+            rank_after = rank
+        kept.append(line)
+    kept.reverse()
+    return kept
+
+
+def _lines(root: LexborNode, tags: list[str] | None = None) -> list[str]:
+    """Text of ``root``, one line per block: inline markup never splits a word.
+
+    With ``tags``, the tag of each line's block is appended to it.
+    """
     lines: list[str] = []
     pieces: list[str] = []
     blocks: dict[int, LexborNode | None] = {}
     # mem_id of a text node's parent -> mem_id of its block (0: none). Looked up
     # inline: a call per text node was most of the time on pages of short lines.
     block_ids: dict[int, int] = {}
+    block_tags: dict[int, str] = {}  # mem_id of a block -> its tag
     current = -1  # mem_id of the block the pending pieces belong to
 
     def flush() -> None:
@@ -563,6 +601,8 @@ def _lines(root: LexborNode) -> list[str]:
             line = _collapse("".join(pieces))
             if line:
                 lines.append(line)
+                if tags is not None:
+                    tags.append(block_tags.get(current, ""))
             pieces.clear()
 
     for node in root.traverse(include_text=True):
@@ -576,6 +616,8 @@ def _lines(root: LexborNode) -> list[str]:
                 if found is None:
                     block = _block_of(parent, blocks)
                     found = block_ids[parent_id] = block.mem_id if block is not None else 0
+                    if block is not None:
+                        block_tags[found] = block.tag or ""
                 block_id = found
             if block_id != current:
                 if pieces:

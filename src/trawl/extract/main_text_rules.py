@@ -170,6 +170,7 @@ BLOCK_TAGS = frozenset(
         "ul",
     }
 )
+HEADING_RANK = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 PARAGRAPH_TAGS = "p, pre, td, blockquote"
 # Elements whose own text (not their children's) can be a paragraph: many sites
 # write paragraphs as text broken by <br> straight inside a div or a span.
