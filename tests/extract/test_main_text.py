@@ -374,3 +374,58 @@ def test_empty_section_heading_and_sentence_heading() -> None:
         "The vote",
         *PARAGRAPHS,
     ]
+
+
+def test_lede_in_the_article_header_kept() -> None:
+    # The masthead is furniture; the <header> of the <article> holds its standfirst.
+    lede = "Work on the line starts next spring, and the first trams run in three years."
+    article = f"<header><h1>Tram line to the harbour</h1><p>{lede}</p></header>" + ARTICLE
+    text = main_text(page(article))
+    assert text.splitlines() == [lede, *PARAGRAPHS]
+    assert "Your daily paper" not in text  # the page's own header still goes
+
+
+def _competing(first: str, second: str) -> str:
+    """Two containers of prose in separate wrappers: the second has more of it."""
+    more = "".join(f"<p>{p}</p>" for p in [*PARAGRAPHS, PARAGRAPHS[0]]).replace("council", "board")
+    return (
+        f"<html><body><div><div><div {first}>{ARTICLE}</div></div></div>"
+        f"<div><div><div {second}>{more}</div></div></div></body></html>"
+    )
+
+
+def test_schema_org_article_body_preferred() -> None:
+    assert "The city council voted" not in main_text(_competing('class="a"', 'class="b"'))
+    text = main_text(_competing('itemprop="articleBody"', 'class="b"'))
+    assert text.splitlines() == ["Tram line to the harbour", *PARAGRAPHS]
+
+
+def test_article_in_an_unlikely_wrapper_beside_a_list_of_labels() -> None:
+    # Blogger wraps the post in "widget Blog"; the sidebar's labels are a long list.
+    # Without the post, the first pass finds no prose, only lists: prose wins the retry.
+    labels = "".join(f'<li><a href="/l{n}">Artist number {n}</a> ({n})</li>' for n in range(60))
+    html = (
+        '<html><body><div class="widget Blog"><div class="post-body">'
+        + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+        + f'</div></div><div class="labels"><ul>{labels}</ul></div></body></html>'
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS
+
+
+def test_layout_class_naming_a_sidebar_is_not_furniture() -> None:
+    # "fixed-sidebar-layout" names the page's grid, which here holds the article.
+    links = "".join(
+        f'<li><a href="/s{n}">Another story from the archive, {n}</a></li>' for n in range(40)
+    )
+    forum = (
+        "<div class='forum'><p>Readers have written to us, many times, about the tram, over the"
+        " years and we print a few of their letters here every week for all to read</p>"
+        "<p>The letters page is open to everyone who lives in the city or works here and we"
+        " are always glad to hear from new readers about the things they care about</p></div>"
+    )
+    html = (
+        '<html><body><div><div class="c-fixed-sidebar-layout"><div class="col"><article>'
+        + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+        + f"</article></div></div>{forum}<ul class='archive'>{links}</ul></div></body></html>"
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS

@@ -25,6 +25,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from trawl.extract.main_text_rules import (
     AD_LABEL,
     ANCESTOR_LEVELS,
+    ARTICLE_BODY_ITEMPROPS,
+    ARTICLE_BODY_WEIGHT,
     BLOCK_TAGS,
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
@@ -59,12 +61,13 @@ def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUN
     have it; no rule depends on it yet.
     """
     del url
-    text = _extract(html, tuning, drop_unlikely=True)
-    if len(text) < tuning.retry_below:
+    text, prose = _extract(html, tuning, drop_unlikely=True)
+    if len(text) < tuning.retry_below or not prose:
         # A class rule can name the article's own wrapper ("widget Blog"): try again
-        # without them, as readability does, and keep the longer answer.
-        second = _extract(html, tuning, drop_unlikely=False)
-        if len(second) > len(text):
+        # without them, as readability does. Prose found beats none (a blog post
+        # beats the list of labels beside it); else the longer answer wins.
+        second, second_prose = _extract(html, tuning, drop_unlikely=False)
+        if (second_prose, len(second)) > (prose, len(text)):
             text = second
     return text
 
@@ -82,11 +85,12 @@ class _Paragraph:
     text: str
 
 
-def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> str:
+def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bool]:
+    """The main text, and whether it was found in prose (not in lists, not the body)."""
     tree = LexborHTMLParser(html)
     body = tree.body
     if body is None:
-        return ""
+        return "", False
     # One selection for the elements that are never text and the <meta> elements that
     # may name the page: every selection walks the whole tree, as long as the parse.
     found = tree.css(NEVER_TEXT_OR_META)
@@ -97,16 +101,17 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> str:
         if node.tag != "meta":
             node.decompose()
     if _deeper_than(body, MAX_DEPTH):
-        return "\n".join(_lines(body))
+        return "\n".join(_lines(body)), True  # no second try on a hostile tree
     _drop_furniture(tree, body, drop_unlikely=drop_unlikely)
     paragraphs = _find_paragraphs(tree)
     candidates = _score(tree, paragraphs)
-    if max((c.score for c in candidates.values()), default=0.0) < LIST_PAGE_BELOW:
+    prose = max((c.score for c in candidates.values()), default=0.0) >= LIST_PAGE_BELOW
+    if not prose:
         # No prose worth the name: the content may be lists (a changelog, an index).
         paragraphs += _list_items(tree)
         candidates = _score(tree, paragraphs)
     if not candidates:
-        return "\n".join(_lines(body))
+        return "\n".join(_lines(body)), prose
     top = _expand(_choose(candidates, tuning), paragraphs, tuning)
     parts = _gather(top, candidates, tuning)
     for part in parts:
@@ -118,11 +123,12 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> str:
     lines = _without_empty_headings(lines, tags)
     # Only a line not much longer than a title can repeat it (as words, punctuation gone).
     longest = 2 * max((len(title) for title in titles), default=0) + 10
-    return "\n".join(
+    kept = "\n".join(
         line
         for line in lines
         if not AD_LABEL.match(line) and not (len(line) <= longest and _repeats_title(line, titles))
     )
+    return kept, prose
 
 
 def _deeper_than(root: LexborNode, limit: int) -> bool:
@@ -173,7 +179,9 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
     # Hidden elements and furniture in one selection: each walks the whole tree.
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
         # Hidden text can be the article itself, waiting for a script to show it.
-        furniture = _furniture(node) and not _names_content(_names(node))
+        furniture = (
+            _furniture(node) and not _names_content(_names(node)) and not _article_header(node)
+        )
         if (_hidden(node) or furniture) and len(node.text()) < half:
             doomed.append(node)
     if drop_unlikely:
@@ -188,6 +196,22 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
 
 def _furniture(node: LexborNode) -> bool:
     return node.tag in FURNITURE_TAGS or node.attrs.get("role") in FURNITURE_ROLES
+
+
+def _article_header(node: LexborNode) -> bool:
+    """A <header> inside an <article>: the article's own headline and standfirst.
+
+    The page's masthead is a header of the body; an article's header holds its lede,
+    which is prose (its byline and date go by their class names, as anywhere).
+    """
+    if node.tag != "header":
+        return False
+    parent = node.parent
+    while parent is not None:
+        if parent.tag == "article":
+            return True
+        parent = parent.parent
+    return False
 
 
 def _hidden(node: LexborNode) -> bool:
@@ -252,7 +276,11 @@ def _collapse(text: str) -> str:
 
 def _class_weight(node: LexborNode) -> float:
     attributes = node.attrs  # a view, cheaper than the dict of node.attributes
-    return _names_weight(attributes.get("class"), attributes.get("id"))
+    weight = _names_weight(attributes.get("class"), attributes.get("id"))
+    # The publisher's own word, in schema.org microdata, for where the article is.
+    if attributes.get("itemprop") in ARTICLE_BODY_ITEMPROPS:
+        weight += ARTICLE_BODY_WEIGHT
+    return weight
 
 
 @functools.lru_cache(maxsize=8192)

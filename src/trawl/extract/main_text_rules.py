@@ -106,7 +106,7 @@ def _alternatives(words: tuple[str, ...]) -> str:
 UNLIKELY = re.compile(_alternatives(UNLIKELY_WORDS))
 # A class or id with one of these words names content, whatever else it says
 # ("article-header", "main-sidebar-layout").
-CONTENT_WORDS = ("article", "body", "content", "main", "column")
+CONTENT_WORDS = ("article", "body", "content", "main", "column", "layout")
 NEVER_DROPPED = frozenset({"html", "body", "article", "main"})
 
 # Class weights: a container named like content is likelier the article; one named
@@ -121,6 +121,10 @@ NEGATIVE = re.compile(
     r"|sponsor|shopping|tags|tool|widget",
     re.IGNORECASE,
 )
+# schema.org microdata naming the article's text (https://schema.org/articleBody):
+# a container so named counts as much as one whose class says "article".
+ARTICLE_BODY_ITEMPROPS = frozenset({"articleBody", "articlebody"})
+ARTICLE_BODY_WEIGHT = 25.0
 
 # Elements that start a new line of text; the others flow inline.
 BLOCK_TAGS = frozenset(
