@@ -220,9 +220,9 @@ class Tuning:
 
     rival_share: float = 0.75  # candidates this close to the best are parts of one article
     expand_share: float = 0.8  # an ancestor is taken when this share of what it adds is prose
-    sibling_share: float = 0.2  # a sibling scoring this share of the best container joins it
+    sibling_share: float = 0.3  # a sibling scoring this share of the best container joins it
     clean_links_high: float = 0.5  # link density that cuts a block inside the content
-    clean_links_low: float = 0.25  # ... or this one, for a block not named like content
+    clean_links_low: float = 0.35  # ... or this one, for a block not named like content
     retry_below: int = 250  # characters: so little text means the class rules cut the article
 
 
