@@ -429,3 +429,32 @@ def test_layout_class_naming_a_sidebar_is_not_furniture() -> None:
         + f"</article></div></div>{forum}<ul class='archive'>{links}</ul></div></body></html>"
     )
     assert main_text(html).splitlines() == PARAGRAPHS
+
+
+def test_box_named_related_goes_whatever_content_word_it_also_has() -> None:
+    # "main-box" would save it as content; "related-box" says what it is.
+    related = (
+        '<div class="main-box vce-related-box"><p>Bus fares will rise next year across the'
+        " whole region, the transport authority announced on Monday evening.</p></div>"
+    )
+    text = main_text(page(ARTICLE + related))
+    assert "Bus fares" not in text
+    assert text.splitlines() == PARAGRAPHS
+
+
+def test_standfirst_beside_the_wrapper_of_the_body_kept() -> None:
+    # The body sits in a "group" wrapper that adds only a share bar; the standfirst is
+    # the wrapper's sibling, not the body's (and the column holds more than prose).
+    lede = (
+        "One of the smallest wine regions of the country has a long tradition as both an"
+        " innovator and an iconoclast."
+    )
+    body = "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    html = (
+        "<html><body><div id='page'><div class='col'>"
+        f"<h4>Culture</h4><p class='intro'>{lede}</p><ul class='topics'>"
+        "<li><a href='/w'>Wine</a></li><li><a href='/t'>Travel and tourism</a></li></ul>"
+        f"<div class='group'><div class='longText'>{body}</div><div>Share</div></div>"
+        "</div></div></body></html>"
+    )
+    assert main_text(html).splitlines() == [lede, *PARAGRAPHS]

@@ -28,6 +28,7 @@ from trawl.extract.main_text_rules import (
     ARTICLE_BODY_ITEMPROPS,
     ARTICLE_BODY_WEIGHT,
     BLOCK_TAGS,
+    BOILERPLATE,
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
     DEFAULT_TUNING,
@@ -47,9 +48,11 @@ from trawl.extract.main_text_rules import (
     POSITIVE,
     SENTENCE_END,
     TAG_SCORE,
+    THIN_WRAPPER_SHARE,
     UNLIKELY,
     WHITESPACE,
     WORD,
+    WRAPPER_STOPS,
     Tuning,
 )
 
@@ -236,7 +239,10 @@ def _names_content(names: str) -> bool:
 def _is_unlikely(names: str) -> bool:
     # Cached: a site repeats the same few hundred class names on every page, and a
     # regex per element was the costliest step of the whole extraction.
-    return UNLIKELY.search(names.lower()) is not None and not _names_content(names)
+    lowered = names.lower()
+    if BOILERPLATE.search(lowered) is not None:
+        return True  # "main-box related-box": a box of something else, on any page
+    return UNLIKELY.search(lowered) is not None and not _names_content(names)
 
 
 def _remove(nodes: list[LexborNode]) -> None:
@@ -532,15 +538,35 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph], tuning: Tuning) -> Le
 
 
 def _gather(top: LexborNode, candidates: dict[int, _Candidate], tuning: Tuning) -> list[LexborNode]:
-    """The best container and the siblings that look like more of the same article."""
-    parent = top.parent
-    if parent is None or parent.tag in {"html", "-document"}:
-        return [top]
+    """The best container and the siblings that look like more of the same article.
+
+    When it has none and its parent is a thin wrapper around it (a "group" div that
+    adds a share bar or nothing), the parent's siblings are asked instead: the
+    standfirst often sits beside the wrapper of the body, not beside the body.
+    """
     top_score = candidates[top.mem_id].score if top.mem_id in candidates else 0.0
     threshold = max(10.0, top_score * tuning.sibling_share)
+    parts = _alike(top, candidates, threshold)
+    wrapper = top.parent
+    if len(parts) == 1 and wrapper is not None and wrapper.tag not in WRAPPER_STOPS:
+        size = _size(wrapper.text())
+        if size - _size(top.text()) <= THIN_WRAPPER_SHARE * size:
+            parts = [
+                top if part == wrapper else part for part in _alike(wrapper, candidates, threshold)
+            ]
+    return parts
+
+
+def _alike(
+    node: LexborNode, candidates: dict[int, _Candidate], threshold: float
+) -> list[LexborNode]:
+    """``node`` and those of its siblings that score ``threshold`` or read as paragraphs."""
+    parent = node.parent
+    if parent is None or parent.tag in {"html", "-document"}:
+        return [node]
     parts = []
     for sibling in parent.iter():
-        if sibling == top:
+        if sibling == node:
             parts.append(sibling)
             continue
         candidate = candidates.get(sibling.mem_id)

@@ -104,6 +104,25 @@ def _alternatives(words: tuple[str, ...]) -> str:
 
 
 UNLIKELY = re.compile(_alternatives(UNLIKELY_WORDS))
+# Of the unlikely words, those that name a box of something other than the article
+# wherever they appear: a content word beside them ("main-box related-box",
+# "article-comments", "content-share") does not save the element.
+BOILERPLATE_WORDS = (
+    "advert",
+    "breadcrumb",
+    "comment",
+    "cookie",
+    "disqus",
+    "gdpr",
+    "newsletter",
+    "popup",
+    "related",
+    "share",
+    "social",
+    "sponsor",
+    "subscribe",
+)
+BOILERPLATE = re.compile(_alternatives(BOILERPLATE_WORDS))
 # A class or id with one of these words names content, whatever else it says
 # ("article-header", "main-sidebar-layout").
 CONTENT_WORDS = ("article", "body", "content", "main", "column", "layout")
@@ -227,7 +246,13 @@ class Tuning:
 
 
 DEFAULT_TUNING = Tuning()
-CLEAN_MAX_SHARE = 0.5  # a block holding more of the content than this is the content
+CLEAN_MAX_SHARE = 0.5
+# A parent is a thin wrapper of the content when at most this share of its text is
+# not the content's; the siblings of such a wrapper may be more of the article.
+THIN_WRAPPER_SHARE = 0.1
+WRAPPER_STOPS = frozenset(
+    {"body", "html", "article", "main", "-document"}
+)  # a block holding more of the content than this is the content
 # Deeper trees are broken or hostile (real pages nest under 60 levels): the scoring
 # walks up from paragraphs, which would cost depth x size on them.
 MAX_DEPTH = 128
