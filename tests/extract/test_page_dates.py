@@ -263,6 +263,44 @@ def test_a_broken_json_ld_block_does_not_hide_a_good_one() -> None:
     assert read(page(broken + JSON_LD_HEAD + OG_HEAD))[:2] == (utc(2021, 1, 1, 10), "json-ld")
 
 
+def test_json_ld_as_templates_write_it_is_read() -> None:
+    # Trailing commas, // comments and XHTML-era wrappers: JSON readers refuse them.
+    block = (
+        '<script type="application/ld+json">//<![CDATA[\n{"@type": "Article", // the story\n'
+        ' "url": "https://example.com/a//b", "keywords": ["a", "b", ],\n'
+        ' "datePublished": "2019-05-05",}\n//]]></script>'
+    )
+    assert read(page(block))[:2] == (utc(2019, 5, 5), "json-ld")
+    commented = (
+        '<script type="application/ld+json"><!--\n'
+        '{"@type": "Article", "datePublished": "2019-06-06"}\n--></script>'
+    )
+    assert read(page(commented))[:2] == (utc(2019, 6, 6), "json-ld")
+
+
+def test_microdata_itemref_and_attribute_values() -> None:
+    body = (
+        '<div itemscope itemtype="https://schema.org/Article" itemref="when"><h1>H</h1></div>'
+        '<p id="when"><data itemprop="dateModified" value="2018-03-03">March</data>'
+        '<span itemprop="datePublished">2018-02-02</span></p>'
+    )
+    assert read(page(body=body)) == (utc(2018, 2, 2), "microdata", utc(2018, 3, 3))
+
+
+def test_microdata_loops_and_deep_nesting_end() -> None:
+    loop = (
+        '<div id="a" itemscope itemtype="https://schema.org/Article" itemref="b">'
+        '<meta itemprop="datePublished" content="2017-07-07"></div>'
+        '<div id="b" itemprop="about" itemscope itemref="a"></div>'
+    )
+    assert read(page(body=loop))[:2] == (utc(2017, 7, 7), "microdata")
+    # Deeper than Python recurses: items nest 16 deep at most, elements any depth.
+    deep = '<div itemprop="x" itemscope>' * 3000 + '<time itemprop="datePublished">2017'
+    assert read(page(body=deep + "-08-08</time>"))[:2] == (None, None)
+    flat = "<div>" * 5000 + '<b itemscope><time itemprop="datePublished">2017-09-09</time>'
+    assert read(page(body=flat))[:2] == (utc(2017, 9, 9), "microdata")
+
+
 def test_unreadable_json_ld_date_falls_through() -> None:
     data = {"@type": "NewsArticle", "datePublished": "sexta-feira, 22 de outubro de 2010"}
     assert read(page(ld(data) + OG_HEAD))[:2] == (utc(2023, 3, 3, 10), "opengraph")
@@ -277,7 +315,7 @@ def test_a_page_without_date_markup_is_not_parsed(monkeypatch: pytest.MonkeyPatc
     def refuse(*_: object) -> None:
         raise AssertionError("parsed a page that has no date markup")
 
-    monkeypatch.setattr(dates, "_extruct", refuse)
+    monkeypatch.setattr(dates, "_parse", refuse)
     html = page(meta("description", "x") + og("og:title", "T"), "<p itemprop='name'>x</p>")
     assert read(html) == (None, None, None)
 
