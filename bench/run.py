@@ -22,6 +22,7 @@ SCRIPTS = (
     "synthetic.py",
     "service.py",
     "hygiene.py",
+    "dependencies.py",
 )
 
 
