@@ -2,19 +2,29 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DATA ?= ./trawl-data
+# What the test suite drives for real: every optional feature, and the test tools.
+DEV_EXTRAS := test,render,postgres,eval
 
 .PHONY: run test lint bench clean
 
-$(BIN)/trawl: pyproject.toml
+# One virtual environment; a stamp file per install, so `make run` installs the
+# runtime only and `make test` adds the extras to the same environment.
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
 	touch $@
 
-run: $(BIN)/trawl
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[$(DEV_EXTRAS)]'
+	touch $@
+
+run: $(VENV)/.runtime
 	$(BIN)/trawl serve --data $(DATA) --host 127.0.0.1 --port 8080
 
-lint: $(BIN)/trawl
+lint: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -22,8 +32,8 @@ lint: $(BIN)/trawl
 test: lint
 	$(BIN)/pytest
 
-bench: $(BIN)/trawl
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+bench: $(VENV)/.dev
+	$(BIN)/pip install --quiet -e '.[$(DEV_EXTRAS),bench]'
 	$(BIN)/python bench/run.py
 
 clean:

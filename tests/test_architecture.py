@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -55,8 +58,9 @@ ONLY = {
     "selectolax": ("trawl.extract",),
     "tldextract": ("trawl.urls",),
     "sqlite3": ("trawl.store",),
-    "psycopg": ("trawl.store",),
-    "psycopg_pool": ("trawl.store",),
+    # Extras (pyproject's optional dependencies): one module each, imported lazily.
+    "psycopg": ("trawl.store.postgres",),
+    "psycopg_pool": ("trawl.store.postgres",),
     "tantivy": ("trawl.index",),
     "fastapi": ("trawl.server",),
     "starlette": ("trawl.server",),
@@ -66,8 +70,7 @@ ONLY = {
     "uvicorn": ("trawl.cli",),
     "typer": ("trawl.cli",),
     "Stemmer": ("trawl.analysis",),
-    "ir_measures": ("trawl.evaluation",),
-    "scipy": ("trawl.graph.pagerank",),
+    "ir_measures": ("trawl.evaluation.runner",),
     "trawl.graph": ("trawl.graph", "trawl.corpus"),
     "trawl.corpus": ("trawl.pipeline",),
     "trawl.net": ("trawl.net", "trawl.crawl", "trawl.pipeline"),
@@ -144,3 +147,49 @@ def test_search_reads_the_index_only_through_its_reader() -> None:
             index_imports = {i for i in imported if within(i, "trawl.index")}
             allowed = {"trawl.index.tantivy_index", "trawl.index.spec", "trawl.index.documents"}
             assert index_imports <= allowed, (module, index_imports)
+
+
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+# What `make run` must not install: test tools, the extras' packages, and what
+# Trawl dropped for being heavy for little (bench/RESULTS.md, "Dependencies").
+NOT_RUNTIME = {"playwright", "psycopg", "psycopg-pool", "ir-measures", "scipy", "extruct", "pytest"}
+
+
+def distribution(requirement: str) -> str:
+    name = requirement.split(";", maxsplit=1)[0]
+    for stop in "[<>=!~ ":
+        name = name.split(stop)[0]
+    return name.strip().lower().replace("_", "-")
+
+
+RUNTIME = {distribution(r) for r in PYPROJECT["dependencies"]}
+EXTRAS = {
+    extra: {distribution(r) for r in requirements}
+    for extra, requirements in PYPROJECT["optional-dependencies"].items()
+}
+
+
+def test_the_runtime_leaves_out_the_extras_and_the_test_tools() -> None:
+    assert not RUNTIME & NOT_RUNTIME
+    assert {"playwright"} <= EXTRAS["render"]
+    assert {"psycopg", "psycopg-pool"} <= EXTRAS["postgres"]
+    assert {"ir-measures"} <= EXTRAS["eval"]
+
+
+def test_every_library_trawl_imports_is_declared_where_it_belongs() -> None:
+    # A library imported by src/trawl is a runtime dependency, or belongs to an
+    # extra and is imported only by that extra's one module (the rules above).
+    owners_of = packages_distributions()
+    undeclared = set()
+    for module, imported in MODULES.items():
+        for name in imported:
+            top = name.partition(".")[0]
+            if top in sys.stdlib_module_names or top in {"trawl", "__future__"}:
+                continue
+            dists = {distribution(d) for d in owners_of.get(top, [top])}
+            if dists & RUNTIME:
+                continue
+            extras = [e for e, members in EXTRAS.items() if dists & members and e != "test"]
+            if not extras or top not in ONLY:
+                undeclared.add((module, name))
+    assert not undeclared, f"imported but not a runtime dependency: {sorted(undeclared)}"

@@ -2,6 +2,7 @@
 
     TrawlError
     ├── ConfigError            a setting or the trawl.toml file is wrong
+    ├── MissingExtra           a feature whose optional packages are not installed
     ├── InvalidUrl             a URL cannot be used at all
     │   └── CredentialsInUrl   a URL carries user:password
     ├── FetchError             one request failed; the crawl goes on
@@ -33,6 +34,22 @@ class TrawlError(Exception):
 
 class ConfigError(TrawlError):
     """A setting has a bad value, or trawl.toml cannot be read."""
+
+
+class MissingExtra(TrawlError):
+    """A feature asked for whose packages are an extra that is not installed.
+
+    The runtime install (``pip install trawl``) crawls, indexes, searches and
+    serves; rendering, a PostgreSQL store and evaluation each need an extra.
+    """
+
+    def __init__(self, feature: str, extra: str, missing: str) -> None:
+        super().__init__(
+            f"{feature} needs the {extra!r} extra ({missing} is not installed):"
+            f" pip install 'trawl[{extra}]'"
+        )
+        self.extra = extra
+        self.missing = missing
 
 
 class InvalidUrl(TrawlError):

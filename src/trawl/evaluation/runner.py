@@ -13,8 +13,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import ir_measures
-from ir_measures import RR, R, Success, nDCG
+from trawl.extras import reraise_missing
+
+try:
+    import ir_measures
+    from ir_measures import RR, R, Success, nDCG
+except ImportError as e:
+    reraise_missing(e, "eval")
+    raise
 
 from trawl.evaluation.collections import Collection
 from trawl.index.tantivy_index import IndexReader, IndexWriter

@@ -42,18 +42,24 @@ from collections.abc import Awaitable, Callable
 from types import TracebackType
 from urllib.parse import urljoin
 
-from playwright.async_api import (
-    Browser,
-    BrowserContext,
-    Playwright,
-    Request,
-    Route,
-    WebSocketRoute,
-    async_playwright,
-)
-from playwright.async_api import Error as PlaywrightError
-
 from trawl.errors import FetchError, RenderError
+from trawl.extras import reraise_missing
+
+try:
+    from playwright.async_api import (
+        Browser,
+        BrowserContext,
+        Playwright,
+        Request,
+        Route,
+        WebSocketRoute,
+        async_playwright,
+    )
+    from playwright.async_api import Error as PlaywrightError
+except ImportError as e:
+    reraise_missing(e, "render")
+    raise
+
 from trawl.net.fetcher import Fetcher
 from trawl.records import FetchResult
 

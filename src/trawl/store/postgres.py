@@ -19,11 +19,17 @@ from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from typing import Any
 
-import psycopg
-from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import ConnectionPool, PoolTimeout
-
 from trawl.errors import StoreError
+from trawl.extras import reraise_missing
+
+try:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as e:
+    reraise_missing(e, "postgres")
+    raise
+
 from trawl.records import CrawlUrl, PageRecord
 from trawl.store.schema import SCHEMA_VERSION, postgres_migration
 from trawl.store.sqlite import _SELECT_PAGE, SQLiteStore, _page_record

@@ -1,0 +1,95 @@
+"""The runtime install without its extras, as `make run` leaves it.
+
+The suite's environment has every extra installed, so their absence is
+simulated: the child process gets an import hook that reports the extras'
+packages as not installed (ModuleNotFoundError, as a missing package gives).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from fixture_sites import REPO
+
+# Every package an extra brings, and the two heavy ones Trawl no longer uses.
+EXTRA_PACKAGES = ("playwright", "psycopg", "psycopg_pool", "ir_measures", "scipy", "extruct")
+# The modules that import an extra's packages: each is imported only when its
+# feature is used, and says which extra is missing when it is.
+EXTRA_OWNERS = {
+    "trawl.net.renderer": "render",
+    "trawl.store.postgres": "postgres",
+    "trawl.evaluation.runner": "eval",
+    "trawl.evaluation.golden": "eval",
+}
+
+_HOOK = textwrap.dedent(
+    """
+    import importlib.abc, sys
+
+    class NotInstalled(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.partition(".")[0] in {blocked!r}:
+                raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+            return None
+
+    sys.meta_path.insert(0, NotInstalled())
+    """
+).format(blocked=set(EXTRA_PACKAGES))
+
+
+def without_extras(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _HOOK + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def all_modules() -> list[str]:
+    src = REPO / "src"
+    return sorted(
+        ".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        for p in (src / "trawl").rglob("*.py")
+    )
+
+
+def test_the_hook_makes_an_extra_look_missing() -> None:
+    result = without_extras("import playwright")
+    assert result.returncode == 1 and "ModuleNotFoundError" in result.stderr
+
+
+def test_every_module_but_the_extras_owners_imports_without_the_extras() -> None:
+    wanted = [m for m in all_modules() if m not in EXTRA_OWNERS and m != "trawl.__main__"]
+    result = without_extras(
+        f"""
+        import importlib
+        for name in {wanted!r}:
+            importlib.import_module(name)
+        print("imported", len({wanted!r}))
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"imported {len(wanted)}" in result.stdout
+
+
+@pytest.mark.parametrize(("module", "extra"), sorted(EXTRA_OWNERS.items()))
+def test_an_owner_without_its_extra_names_the_extra(module: str, extra: str) -> None:
+    result = without_extras(
+        f"""
+        from trawl.errors import MissingExtra
+        try:
+            import {module}
+        except MissingExtra as e:
+            print(e.extra, "|", e)
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    named, _, message = result.stdout.strip().partition(" | ")
+    assert named == extra
+    assert f"pip install 'trawl[{extra}]'" in message
