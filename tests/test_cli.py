@@ -93,7 +93,7 @@ def test_bad_start_url_is_one_clear_line(tmp_path: Path, url: str, message: str)
 
 def test_search_before_any_crawl_is_a_clear_error(tmp_path: Path) -> None:
     result = trawl("search", "anything", "--data", str(tmp_path))
-    assert result.returncode == 2 and "crawl a site first" in result.stderr
+    assert result.returncode == 3 and "crawl a site first" in result.stderr
 
 
 def test_bad_setting_in_environment_is_a_clear_error(tmp_path: Path) -> None:

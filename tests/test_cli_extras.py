@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -48,6 +49,16 @@ def without_extras(code: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
         check=False,
+    )
+
+
+def trawl_without_extras(*args: str) -> subprocess.CompletedProcess[str]:
+    return without_extras(
+        f"""
+        sys.argv = ["trawl", *{list(args)!r}]
+        from trawl.cli import main
+        main()
+        """
     )
 
 
@@ -93,3 +104,24 @@ def test_an_owner_without_its_extra_names_the_extra(module: str, extra: str) -> 
     named, _, message = result.stdout.strip().partition(" | ")
     assert named == extra
     assert f"pip install 'trawl[{extra}]'" in message
+
+
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (["crawl", "http://127.0.0.1:9/", "--render"], "render"),
+        (["index", "--store", "postgresql://trawl@127.0.0.1:9/trawl"], "postgres"),
+        (["eval", "smart", "folder-that-is-not-there"], "eval"),
+    ],
+)
+def test_a_feature_without_its_extra_is_one_line_naming_it(
+    args: list[str], extra: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    result = trawl_without_extras(*args, *(["--data", str(data)] if args[0] != "eval" else []))
+
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"pip install 'trawl[{extra}]'" in lines[0]
+    assert not data.exists(), "a crawl that cannot start must not leave a data folder"

@@ -248,11 +248,20 @@ class SettingInfo:
     env: str
     default: Any
     help: str
+    minimum: float | None = None
+    maximum: float | None = None
 
 
 def table() -> list[SettingInfo]:
     return [
-        SettingInfo(f.name, ENV_PREFIX + f.name.upper(), f.default, f.metadata["help"])
+        SettingInfo(
+            f.name,
+            ENV_PREFIX + f.name.upper(),
+            f.default,
+            f.metadata["help"],
+            f.metadata["minimum"],
+            f.metadata["maximum"],
+        )
         for f in dataclasses.fields(Settings)
     ]
 

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
-from trawl.cli.common import app
+import typer
+from rich.markup import escape
+
+from trawl.cli.common import ExitCode, app
 
 # Each module adds its commands to ``app`` as it is imported: in this order, which
 # is the order ``trawl --help`` lists them in.
@@ -17,8 +21,37 @@ for _group in ("crawling", "searching", "audit", "evaluation", "keys"):
     importlib.import_module(f"trawl.cli.{_group}")
 
 
+def command() -> Any:
+    """The ``trawl`` command as click runs it, help texts tidied."""
+    built = typer.main.get_command(app)
+    _tidy_help(built)
+    return built
+
+
 def main() -> None:
     try:
-        app()
+        command()(prog_name="trawl")
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
+
+
+def _tidy_help(command: Any) -> None:
+    """Help texts shown as written, and no "<bool>" beside a flag.
+
+    Typer renders help through Rich markup, which takes "[env var: TRAWL_DATA]"
+    for a style and prints nothing of it: every text is escaped here, once, so
+    the texts themselves (many are the settings' help) stay plain. A flag takes
+    no value, so it gets no type column; the help option is made per command on
+    demand, so it is asked for here once and kept (click caches it).
+    """
+    if command.help:
+        command.help = escape(command.help)
+    for param in [*command.params, command.get_help_option(typer.Context(command))]:
+        if param is None:
+            continue
+        if getattr(param, "help", None):
+            param.help = escape(param.help)
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _tidy_help(sub)

@@ -12,6 +12,7 @@ from rich.console import Console
 from trawl.cli.common import (
     ConfigOpt,
     DataOpt,
+    ExitCode,
     StoreOpt,
     app,
     fail,
@@ -42,7 +43,7 @@ def check_headers(
         settings = load_settings(config)
         allowed = [parse_host_port(h) for h in allow_host or []]
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     checks = asyncio.run(check_external_headers(urls, settings, allow=allowed))
     for c in checks:
         if as_json:
@@ -59,7 +60,7 @@ def check_headers(
             extra = f" -> {c.location}" if c.location else f"  ({c.error})" if c.error else ""
             typer.echo(f"{c.status_text}  {c.url}{extra}")
     if any(c.status == 0 for c in checks):
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=ExitCode.UNHEALTHY)
 
 
 @app.command()
@@ -73,22 +74,17 @@ def resources(
     config: ConfigOpt = None,
 ) -> None:
     """Show the resources checked after the last crawls (images, scripts, stylesheets...)."""
-    from trawl.store import open_store
-
     try:
         settings = load_settings(config, data=data, store=store_location)
-        store = open_store(settings)
+        with opened_store(settings) as store:
+            for r in store.resources(broken_only=broken, limit=limit):
+                detail = r.error or r.content_type or ""
+                typer.echo(f"{r.status:03d}  {r.url}  {detail}".rstrip())
+                if broken:
+                    for page in store.resource_pages(r.url, limit=10):
+                        typer.echo(f"       used on {page}")
     except TrawlError as e:
-        raise fail(str(e)) from None
-    try:
-        for r in store.resources(broken_only=broken, limit=limit):
-            detail = r.error or r.content_type or ""
-            typer.echo(f"{r.status:03d}  {r.url}  {detail}".rstrip())
-            if broken:
-                for page in store.resource_pages(r.url, limit=10):
-                    typer.echo(f"       used on {page}")
-    finally:
-        store.close()
+        raise fail(e) from None
 
 
 @app.command()
@@ -109,7 +105,7 @@ def explain(
             record = store.page(wanted)
             copies = store.duplicates_of(wanted) if record is not None else []
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     if record is None:
         raise fail(f"{wanted} is not in the store")
     out = Console(highlight=False, soft_wrap=True)
@@ -158,7 +154,7 @@ def evict(
         with opened_store(settings) as store:
             result = run_evict(store, settings, dry_run=dry_run)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     for rule, count in sorted(result.counts.items(), key=lambda kv: -kv[1]):
         typer.echo(f"{count:>8}  {rule}")
         for sample in result.samples.get(rule, []):

@@ -1,59 +1,151 @@
-"""What every command shares: the app, the data, store and config options, loading
-settings, opening the store, failing with a message."""
+"""What every command shares: the app, options built from the settings table, the
+exit codes, loading settings, opening the store, failing with a message."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import IntEnum
+from importlib import metadata
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+import trawl
 from trawl import settings as settings_module
-from trawl.errors import ConfigError
+from trawl.errors import ConfigError, SearchIndexError, StoreError, TrawlError
+from trawl.extras import require
 from trawl.settings import Settings
 from trawl.store.base import Store
 
+
+class ExitCode(IntEnum):
+    """What ``trawl`` exits with (README, "Exit codes")."""
+
+    OK = 0
+    UNHEALTHY = 1  # a crawl ended unhealthy or indexed nothing; a check failed
+    USAGE = 2  # a bad option, setting or URL; a feature whose extra is not installed
+    NO_DATA = 3  # the data folder, its store or its index cannot be opened
+    INTERRUPTED = 130  # Ctrl-C
+
+
+# Help texts are plain text: trawl.cli.main escapes them for Rich.
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    rich_markup_mode="rich",
     help="Trawl: crawl sites, index them, search them.",
+    epilog=(
+        "Exit codes: 0 done; 1 a crawl ended unhealthy or indexed nothing, or a check"
+        " failed; 2 a bad option, setting or URL, or a missing extra; 3 the data folder,"
+        " its store or its index cannot be opened; 130 interrupted."
+    ),
 )
 err = Console(stderr=True)
 
-DataOpt = Annotated[
-    Path | None, typer.Option("--data", help="Data folder [env TRAWL_DATA, default ./trawl-data].")
-]
-StoreOpt = Annotated[
-    str | None,
+_SETTINGS = {info.name: info for info in settings_module.table()}
+
+
+def setting_option(name: str, *flags: str, default: str | None = None) -> Any:
+    """A flag that sets the setting ``name``: its help, bounds, environment variable
+    and default come from the settings table, so each is written once.
+
+    The parameter's own default stays ``None`` ("not given"): the setting's value
+    from trawl.toml or the environment then holds. ``default`` overrides how the
+    default is shown (the store's empty default means a file in the data folder).
+    """
+    info = _SETTINGS[name]
+    number = isinstance(info.default, int | float) and not isinstance(info.default, bool)
+    shown = default if default is not None else _shown(info.default)
+    return typer.Option(
+        *(flags or (f"--{name.replace('_', '-')}",)),
+        help=f"{info.help} [env var: {info.env}] [default: {shown}]",
+        min=info.minimum if number else None,
+        max=info.maximum if number else None,
+        show_default=False,
+    )
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value) if value != "" else "(empty)"
+
+
+DataOpt = Annotated[Path | None, setting_option("data")]
+StoreOpt = Annotated[str | None, setting_option("store", default="DATA/trawl.sqlite")]
+ConfigOpt = Annotated[
+    Path | None,
     typer.Option(
-        "--store",
-        help="A postgresql:// URL or a SQLite file [env TRAWL_STORE, default DATA/trawl.sqlite].",
+        "--config",
+        help=(
+            f"A TOML file of settings. [env var: TRAWL_CONFIG]"
+            f" [default: {settings_module.CONFIG_FILE} when present]"
+        ),
     ),
 ]
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", help="A trawl.toml file [env TRAWL_CONFIG].")
-]
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        try:
+            version = metadata.version("trawl")
+        except metadata.PackageNotFoundError:  # run from a source tree without installing
+            version = trawl.__version__
+        typer.echo(f"trawl {version}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Trawl: crawl sites, index them, search them."""
 
 
 def load_settings(config: Path | None, **overrides: object) -> Settings:
     return settings_module.load(config_file=config).replace(**overrides)
 
 
-def fail(message: str) -> typer.Exit:
+def exit_code(error: TrawlError) -> ExitCode:
+    if isinstance(error, StoreError | SearchIndexError):
+        return ExitCode.NO_DATA
+    return ExitCode.USAGE
+
+
+def fail(error: TrawlError | str) -> typer.Exit:
+    """One line on stderr, and the exit the error's kind calls for (a string: usage)."""
+    message = str(error)
     err.print(f"[red]trawl: error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=2)
+    code = exit_code(error) if isinstance(error, TrawlError) else ExitCode.USAGE
+    return typer.Exit(code=code)
+
+
+def check_extras(settings: Settings) -> None:
+    """Fail now, before any crawl begins, when the settings ask for a feature
+    whose extra is missing (MissingExtra names it)."""
+    if settings.render:
+        require("render")
 
 
 @contextmanager
-def opened_store(settings: Settings) -> Iterator[Store]:
-    """The store the settings name, closed on the way out, whatever happens inside."""
+def opened_store(settings: Settings, *, create: bool = False) -> Iterator[Store]:
+    """The store the settings name, closed on the way out, whatever happens inside.
+
+    Unless ``create``, a SQLite store that does not exist yet is an error rather
+    than an empty data folder made as a side effect of a command that only reads.
+    """
     from trawl.store import open_store
 
-    store = open_store(settings)
+    store = open_store(settings, create=create)
     try:
         yield store
     finally:

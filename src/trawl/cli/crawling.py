@@ -21,11 +21,13 @@ from trawl.cli.common import (
     DataOpt,
     StoreOpt,
     app,
+    check_extras,
     err,
     fail,
     load_settings,
     opened_store,
     parse_host_port,
+    setting_option,
 )
 
 SPEED_PRESETS: dict[str, dict[str, object]] = {
@@ -33,6 +35,16 @@ SPEED_PRESETS: dict[str, dict[str, object]] = {
     "balanced": {"concurrency": 8, "host_concurrency": 2, "delay": 0.5},
     "fast": {"concurrency": 32, "host_concurrency": 8, "delay": 0.1},
 }
+_PRESETS_HELP = ", ".join(
+    f"{name} ({p['concurrency']} in flight, {p['host_concurrency']} a host, {p['delay']} s apart)"
+    for name, p in SPEED_PRESETS.items()
+)
+AllowHostOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="Also allow this private HOST:PORT, which the address checks refuse (repeatable)."
+    ),
+]
 
 
 @app.command()
@@ -41,41 +53,25 @@ def crawl(
         list[str] | None, typer.Argument(help="Start URLs; https:// is added when omitted.")
     ] = None,
     data: DataOpt = None,
-    max_pages: Annotated[int | None, typer.Option(min=1, help="Stop after this many URLs.")] = None,
-    max_depth: Annotated[
-        int | None, typer.Option(min=0, help="Link hops from a start URL.")
-    ] = None,
-    max_per_host: Annotated[
-        int | None, typer.Option(min=0, help="URLs admitted per host; 0: no limit.")
-    ] = None,
-    scope: Annotated[
-        str | None, typer.Option(help="Links followed: host, site (registrable domain) or web.")
-    ] = None,
+    max_pages: Annotated[int | None, setting_option("max_pages")] = None,
+    max_depth: Annotated[int | None, setting_option("max_depth")] = None,
+    max_per_host: Annotated[int | None, setting_option("max_per_host")] = None,
+    scope: Annotated[str | None, setting_option("scope")] = None,
     speed: Annotated[
         str | None,
-        typer.Option(help="gentle, balanced or fast: sets concurrency and delay together."),
+        typer.Option(help=f"A preset of the three settings below: {_PRESETS_HELP}."),
     ] = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Requests in flight.")] = None,
-    delay: Annotated[
-        float | None, typer.Option(min=0, help="Seconds between requests to one host.")
-    ] = None,
-    host_concurrency: Annotated[
-        int | None, typer.Option(min=1, help="Requests in flight to one host.")
-    ] = None,
-    allow_host: Annotated[
-        list[str] | None,
-        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
-    ] = None,
+    concurrency: Annotated[int | None, setting_option("concurrency")] = None,
+    host_concurrency: Annotated[int | None, setting_option("host_concurrency")] = None,
+    delay: Annotated[float | None, setting_option("delay")] = None,
+    allow_host: AllowHostOpt = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Resume the last stopped or killed crawl.")
     ] = False,
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Start over even if the last run was cut short.")
     ] = False,
-    render: Annotated[
-        bool | None,
-        typer.Option("--render/--no-render", help="Load HTML pages in headless Chromium."),
-    ] = None,
+    render: Annotated[bool | None, setting_option("render", "--render/--no-render")] = None,
     store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -88,7 +84,7 @@ def crawl(
     try:
         settings = load_settings(config, data=data, store=store_location)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     # First: the parser's workers import their modules and load the language model
     # while this process imports the rest of the crawl.
     pool = StagePool(workers_for(settings.parse_workers))
@@ -152,10 +148,11 @@ def _crawl(
             render=render,
         )
         allowed = [parse_host_port(h) for h in allow_host or []]
+        check_extras(settings)
         store = open_store(settings)
         starts = _start_urls(urls or [], resume, store)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
     progress = Progress(
         TextColumn("[bold]crawl"),
@@ -197,7 +194,7 @@ def _crawl(
                 )
             )
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     finally:
         store.close()
     resumed = f" (resumes crawl {outcome.resumed_from})" if outcome.resumed_from else ""
@@ -239,10 +236,11 @@ def recrawl(
 
     try:
         settings = load_settings(config, data=data, store=store_location)
+        check_extras(settings)
         with opened_store(settings) as store:
             outcomes = asyncio.run(recrawl_sites(settings, store))
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     for o in outcomes:
         typer.echo(f"crawl {o.crawl_id} {o.outcome}: {o.fetched} fetched, {o.pruned} pruned")
     if not outcomes:
@@ -263,7 +261,7 @@ def index(data: DataOpt = None, store_location: StoreOpt = None, config: ConfigO
         with opened_store(settings) as store:
             count = asyncio.run(rebuild_index(store, settings))
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     typer.echo(f"indexed {count} pages into {settings.index_path}")
 
 
@@ -275,30 +273,13 @@ def worker(
     ] = None,
     store_location: StoreOpt = None,
     data: DataOpt = None,
-    max_pages: Annotated[
-        int | None, typer.Option(min=1, help="Stop this worker after this many URLs.")
-    ] = None,
-    max_depth: Annotated[
-        int | None, typer.Option(min=0, help="Link hops from a start URL.")
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(min=1, help="Requests in flight in this worker.")
-    ] = None,
-    delay: Annotated[
-        float | None,
-        typer.Option(min=0, help="Seconds between requests to one host, over all workers."),
-    ] = None,
-    host_concurrency: Annotated[
-        int | None, typer.Option(min=1, help="Requests in flight to one host, over all workers.")
-    ] = None,
-    lease: Annotated[
-        float | None,
-        typer.Option(min=1, help="Seconds a URL stays leased; a dead worker's URLs wait this."),
-    ] = None,
-    allow_host: Annotated[
-        list[str] | None,
-        typer.Option(help="Also allow this private HOST:PORT (repeatable)."),
-    ] = None,
+    max_pages: Annotated[int | None, setting_option("max_pages")] = None,
+    max_depth: Annotated[int | None, setting_option("max_depth")] = None,
+    concurrency: Annotated[int | None, setting_option("concurrency")] = None,
+    delay: Annotated[float | None, setting_option("delay")] = None,
+    host_concurrency: Annotated[int | None, setting_option("host_concurrency")] = None,
+    lease: Annotated[float | None, setting_option("lease")] = None,
+    allow_host: AllowHostOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Crawl as one of many workers sharing a store (start as many as you like, on
@@ -324,9 +305,10 @@ def worker(
         )
         allowed = [parse_host_port(h) for h in allow_host or []]
         starts = list(dict.fromkeys(parse_start_url(u) for u in urls or []))
+        check_extras(settings)
         store = open_store(settings)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     owner = f"{socket.gethostname()}:{os.getpid()}"
 
     def on_crawler(crawler: Crawler) -> None:
@@ -339,7 +321,7 @@ def worker(
             work(starts, settings, store, owner=owner, on_crawler=on_crawler, allow=allowed)
         )
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     finally:
         store.close()
     typer.echo(

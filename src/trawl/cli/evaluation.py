@@ -62,7 +62,7 @@ def eval_beir(
     try:
         _print_metrics(folder.name, _beir_eval(folder, split)(load_settings(config)))
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
 
 @eval_app.command("smart")
@@ -74,7 +74,7 @@ def eval_smart(
     try:
         _print_metrics(folder.name, _smart_eval(folder)(load_settings(config)))
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
 
 @eval_app.command("golden")
@@ -87,7 +87,7 @@ def eval_golden(
     try:
         _print_metrics(file.stem, _golden_eval(file)(load_settings(config, data=data)))
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
 
 
 @eval_app.command("sweep")
@@ -117,7 +117,7 @@ def eval_sweep(
             evaluation = _golden_eval(chosen[0])
         rows = sweep(evaluation, settings, param, [v.strip() for v in values.split(",")])
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     keys = list(rows[0][1]) if rows else []
     typer.echo("\t".join([param, *keys]))
     for value, metrics in rows:

@@ -49,10 +49,11 @@ def keys_create(
         raise fail(f"unknown scope {unknown[0]!r}: use {' or '.join(KEY_SCOPES)}")
     expires = time.time() + expires_days * 86400 if expires_days is not None else None
     try:
-        with opened_store(load_settings(config, data=data, store=store_location)) as store:
+        settings = load_settings(config, data=data, store=store_location)
+        with opened_store(settings, create=True) as store:
             key_id, key = create_key(store, name, [s for s in KEY_SCOPES if s in scopes], expires)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     err.print(
         f"key {key_id} ({escape(name)}): not shown again; scopes {' '.join(scopes)};"
         " send it as the X-API-Key header",
@@ -72,7 +73,7 @@ def keys_list(
         with opened_store(load_settings(config, data=data, store=store_location)) as store:
             keys = store.api_keys()
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     for k in keys:
         used = "never used" if k.last_used is None else f"last used {k.last_used:.0f}"
         expires = "no expiry" if k.expires_at is None else f"expires {k.expires_at:.0f}"
@@ -92,7 +93,7 @@ def keys_revoke(
         with opened_store(load_settings(config, data=data, store=store_location)) as store:
             found = store.revoke_api_key(key_id)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     if not found:
         raise fail(f"no key {key_id}")
     typer.echo(f"revoked key {key_id}")

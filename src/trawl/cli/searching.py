@@ -14,10 +14,12 @@ from trawl.cli.common import (
     DataOpt,
     StoreOpt,
     app,
+    check_extras,
     err,
     fail,
     load_settings,
     opened_store,
+    setting_option,
 )
 from trawl.errors import TrawlError
 
@@ -42,11 +44,13 @@ def search(
         result = run_search(
             IndexReader(settings.index_path), query, settings, page=page, per_page=limit
         )
-        if as_json:
+        if as_json and (settings.store.strip() or settings.sqlite_path.is_file()):
             with opened_store(settings) as store:
                 answer = page_json(result, store)
+        elif as_json:  # an index built from a store elsewhere: the answer without details
+            answer = page_json(result)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     if as_json:
         typer.echo(json.dumps(answer, ensure_ascii=False))
         return
@@ -60,8 +64,8 @@ def search(
 @app.command()
 def serve(
     data: DataOpt = None,
-    host: Annotated[str | None, typer.Option(help="Address to listen on.")] = None,
-    port: Annotated[int | None, typer.Option(min=1, max=65535, help="Port to listen on.")] = None,
+    host: Annotated[str | None, setting_option("host")] = None,
+    port: Annotated[int | None, setting_option("port")] = None,
     store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -72,8 +76,9 @@ def serve(
 
     try:
         settings = load_settings(config, data=data, host=host, port=port, store=store_location)
+        check_extras(settings)
     except TrawlError as e:
-        raise fail(str(e)) from None
+        raise fail(e) from None
     settings.data.mkdir(parents=True, exist_ok=True)
     err.print(f"Trawl serving {settings.data} on http://{settings.host}:{settings.port}/")
     # Forwarded headers are believed only from the listed proxies: uvicorn's default

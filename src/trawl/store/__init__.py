@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trawl.errors import ConfigError
+from trawl.errors import ConfigError, StoreError
 from trawl.store.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
@@ -15,9 +15,13 @@ if TYPE_CHECKING:
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, *, create: bool = True) -> Store:
     """The store the ``store`` setting names: a postgresql:// URL, a SQLite file,
-    or (empty) trawl.sqlite in the data folder."""
+    or (empty) trawl.sqlite in the data folder.
+
+    With ``create`` false a SQLite file that does not exist is a ``StoreError``:
+    commands that only read must not leave an empty data folder behind.
+    """
     location = settings.store.strip()
     if location.startswith(POSTGRES_SCHEMES):
         # Imported when chosen: an embedded install never pays for loading psycopg.
@@ -27,4 +31,7 @@ def open_store(settings: Settings) -> Store:
     if "://" in location:
         scheme = location.split("://", 1)[0]
         raise ConfigError(f"store must be a postgresql:// URL or a SQLite file, not {scheme}://")
-    return SQLiteStore(Path(location) if location else settings.sqlite_path)
+    path = Path(location) if location else settings.sqlite_path
+    if not create and not path.is_file():
+        raise StoreError(f"no Trawl store at {path}: crawl a site first (trawl crawl URL)")
+    return SQLiteStore(path)
