@@ -10,11 +10,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fixture_sites import REPO
+from fixture_sites import REPO, Route, SiteServer, html_page
+
+Serve = Callable[[dict[str, Route]], SiteServer]
 
 # Every package an extra brings, and the two heavy ones Trawl no longer uses.
 EXTRA_PACKAGES = ("playwright", "psycopg", "psycopg_pool", "ir_measures", "scipy", "extruct")
@@ -104,6 +107,26 @@ def test_an_owner_without_its_extra_names_the_extra(module: str, extra: str) -> 
     named, _, message = result.stdout.strip().partition(" | ")
     assert named == extra
     assert f"pip install 'trawl[{extra}]'" in message
+
+
+def test_crawl_search_and_export_run_on_the_runtime_alone(serve: Serve, tmp_path: Path) -> None:
+    server = serve(
+        {
+            "/": html_page("Hedgehogs", '<a href="/care">Care</a><p>Hedgehogs at night.</p>'),
+            "/care": html_page("Hedgehog care", "<h1>Care</h1><p>Feed them mealworms.</p>"),
+        }
+    )
+    data = str(tmp_path / "data")
+
+    crawled = trawl_without_extras("crawl", server.url("/"), "--data", data, "--delay", "0")
+    found = trawl_without_extras("search", "mealworms", "--data", data)
+    exported = trawl_without_extras("export", "--data", data)
+
+    assert crawled.returncode == 0, crawled.stderr
+    assert "complete: 2 fetched, 2 indexed" in crawled.stdout
+    assert found.returncode == 0, found.stderr
+    assert server.url("/care") in found.stdout
+    assert exported.returncode == 0 and len(exported.stdout.splitlines()) == 2
 
 
 @pytest.mark.parametrize(

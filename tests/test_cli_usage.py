@@ -45,7 +45,7 @@ def help_of(*words: str) -> str:
 
 
 def test_every_command_is_seen() -> None:
-    assert {"crawl", "search", "explain", "eval golden", "keys list"} <= set(COMMANDS)
+    assert {"crawl", "search", "export", "explain", "eval golden", "keys list"} <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -94,6 +94,7 @@ READ_ONLY = [
     ["recrawl"],
     ["evict", "--dry-run"],
     ["evict"],
+    ["export"],
     ["keys", "list"],
     ["keys", "revoke", "1"],
 ]

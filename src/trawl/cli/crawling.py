@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import signal
 from typing import TYPE_CHECKING, Annotated
 
@@ -72,6 +74,9 @@ def crawl(
         bool, typer.Option("--fresh", help="Start over even if the last run was cut short.")
     ] = False,
     render: Annotated[bool | None, setting_option("render", "--render/--no-render")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary as one JSON object.")
+    ] = False,
     store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -106,6 +111,7 @@ def crawl(
             resume=resume,
             fresh=fresh,
             render=render,
+            as_json=as_json,
         )
     finally:
         pool.shutdown()
@@ -128,6 +134,7 @@ def _crawl(
     resume: bool,
     fresh: bool,
     render: bool | None,
+    as_json: bool,
 ) -> None:
     from trawl.pipeline.crawl_run import crawl as run_crawl
     from trawl.store import open_store
@@ -197,6 +204,12 @@ def _crawl(
         raise fail(e) from None
     finally:
         store.close()
+    if as_json:
+        summary = dataclasses.asdict(outcome)
+        summary["seconds"] = round(outcome.seconds, 3)
+        summary["pages_per_second"] = round(outcome.pages_per_second, 2)
+        typer.echo(json.dumps(summary, ensure_ascii=False))
+        return
     resumed = f" (resumes crawl {outcome.resumed_from})" if outcome.resumed_from else ""
     typer.echo(
         f"crawl {outcome.crawl_id} {outcome.outcome}{resumed}: {outcome.fetched} fetched,"

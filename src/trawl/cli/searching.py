@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from trawl import settings as settings_module
 from trawl.cli.common import (
@@ -23,6 +26,26 @@ from trawl.cli.common import (
 )
 from trawl.errors import TrawlError
 
+# Snippets arrive as the web page shows them: escaped HTML, matched words in <mark>.
+_MARKED = re.compile(r"<mark>(.*?)</mark>", re.DOTALL)
+MATCH_STYLE = "bold yellow"
+
+
+def snippet_text(snippet: str) -> Text:
+    """A rendered snippet as terminal text: matched words styled, the rest plain.
+
+    Styles are dropped by Rich when the output is not a terminal (a pipe, a file)
+    or NO_COLOR is set, so piped output stays plain text.
+    """
+    text = Text()
+    pos = 0
+    for found in _MARKED.finditer(snippet):
+        text.append(unescape(snippet[pos : found.start()]))
+        text.append(unescape(found.group(1)), style=MATCH_STYLE)
+        pos = found.end()
+    text.append(unescape(snippet[pos:]))
+    return text
+
 
 @app.command()
 def search(
@@ -36,7 +59,6 @@ def search(
     """Search the index."""
     from trawl.index.tantivy_index import IndexReader
     from trawl.search.searcher import search as run_search
-    from trawl.search.snippets import strip_marks
     from trawl.server.api_search import page_json
 
     try:
@@ -54,11 +76,14 @@ def search(
     if as_json:
         typer.echo(json.dumps(answer, ensure_ascii=False))
         return
-    out = Console(highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
     out.print(f"{result.total} results ({result.took_ms} ms)")
     for n, hit in enumerate(result.hits, start=(page - 1) * limit + 1):
-        out.print(f"\n{n}. [bold]{hit.title}[/bold]\n   [blue]{hit.url}[/blue]")
-        out.print(f"   {strip_marks(hit.snippet)}", markup=False)
+        # Text, not markup: a title or snippet may hold "[...]" of its own.
+        out.print()
+        out.print(Text.assemble(f"{n}. ", (hit.title, "bold")))
+        out.print(Text.assemble("   ", (hit.url, "blue")))
+        out.print(Text.assemble("   ", snippet_text(hit.snippet)))
 
 
 @app.command()
