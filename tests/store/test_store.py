@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from trawl.errors import StoreError
+from trawl.errors import ConfigError, StoreError
 from trawl.records import CrawlUrl, Discussion, Link, PageRecord, PageSignals, ResourceCheck
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
@@ -245,7 +245,7 @@ def claim(store: Store, crawl_id: int, owner: str = "w1", **options: Any) -> Cra
 
 
 def test_workers_join_one_running_crawl(store: Store) -> None:
-    with pytest.raises(StoreError, match="no running crawl"):
+    with pytest.raises(ConfigError, match="no running crawl"):
         store.join_crawl([])
     first = store.join_crawl(["https://example.com/"])
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from trawl.errors import StoreError
+from trawl.errors import ConfigError
 from trawl.records import CrawlUrl
 from trawl.store import shared_sql
 from trawl.store.database import Database
@@ -83,7 +83,8 @@ class FrontierQueries:
             if not start_urls:
                 row = self._db.execute(shared_sql.LATEST_RUNNING).fetchone()
                 if row is None:
-                    raise StoreError("no running crawl to join: give start URLs")
+                    # What the worker was told to do, not the store, is at fault (exit 2).
+                    raise ConfigError("no running crawl to join: give start URLs")
                 return int(row[0])
             urls = json.dumps(list(start_urls))
             row = self._db.execute(shared_sql.RUNNING_OF, (urls,)).fetchone()
