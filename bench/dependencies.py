@@ -29,6 +29,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,9 +60,10 @@ def pagerank_scipy(
     """Trawl's PageRank until this bench: the same iteration over a scipy CSR matrix."""
     keep = src != dst
     src, dst = src[keep], dst[keep]
-    links = sparse.csr_array(
-        (np.ones(src.size, dtype=np.float64), (dst, src)), shape=(n, n), dtype=np.float64
-    )
+    # Untyped on purpose: scipy-stubs (still in environments built before scipy
+    # left the runtime) and plain scipy disagree on this constructor's overloads.
+    build: Any = sparse.csr_array
+    links = build((np.ones(src.size, dtype=np.float64), (dst, src)), shape=(n, n), dtype=np.float64)
     links.sum_duplicates()
     links.data[:] = 1.0
     out_degree = np.bincount(links.indices, minlength=n).astype(np.float64)
