@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trawl.search.snippets import lead, mark, strip_marks
+from trawl.search.snippets import fold_same_length, lead, mark, snippet, strip_marks, window
 
 
 def test_mark_wraps_ranges() -> None:
@@ -107,3 +107,70 @@ def test_lead_never_grows_past_limit_plus_ellipsis(text: str, limit: int) -> Non
         kept = out[: -len(" …")]
         assert text.startswith(kept)
         assert len(kept) <= limit
+
+
+# The window, its ends and its alignment (trawl.search.snippets.snippet and window).
+
+
+def _plain_stem(word: str) -> str:
+    return word[:-1] if word.endswith("s") else word
+
+
+def test_window_is_the_one_holding_the_most_distinct_terms() -> None:
+    # "alpha" alone at the start; "alpha" and "beta" together far later: the later window wins.
+    text = "alpha " + "filler " * 40 + "then alpha and beta together " + "filler " * 40
+    fragment, ranges, start = window(text, frozenset({"alpha", "beta"}), _plain_stem, 60)
+    assert start > 0
+    marked = {fragment[s:e] for s, e in ranges}
+    assert marked == {"alpha", "beta"}
+
+
+def test_highlights_stay_aligned_after_a_character_whose_lower_case_is_longer() -> None:
+    # "İ".lower() is two characters: folding the lowered text shifted every later offset.
+    text = "İİİİ İstanbul and the vacuum command"
+    html = snippet(text, frozenset({"vacuum"}), _plain_stem, 200)
+    assert "<mark>vacuum</mark>" in html
+    html = snippet("İzmir İzmir vacuum", frozenset({"izmir", "vacuum"}), _plain_stem, 200)
+    assert html == "<mark>İzmir</mark> <mark>İzmir</mark> <mark>vacuum</mark>"
+
+
+def test_fold_same_length_keeps_every_offset() -> None:
+    for text in ("İstanbul", "Straße ﬁle Æther", "naïve café", "ǅemal", "plain"):
+        assert len(fold_same_length(text)) == len(text)
+    assert fold_same_length("Naïve CAFÉ") == "naive cafe"
+
+
+@given(st.text(max_size=80))
+def test_fold_same_length_never_changes_the_length(text: str) -> None:
+    assert len(fold_same_length(text)) == len(text)
+
+
+def test_a_cut_snippet_begins_and_ends_with_an_ellipsis() -> None:
+    text = "filler " * 50 + "the vacuum command reclaims storage " + "filler " * 50
+    html = snippet(text, frozenset({"vacuum"}), _plain_stem, 60)
+    assert html.startswith("… ")
+    assert html.endswith(" …")
+    whole = snippet("the vacuum command", frozenset({"vacuum"}), _plain_stem, 60)
+    assert whole == "the <mark>vacuum</mark> command"
+
+
+def test_a_snippet_never_repeats_the_title() -> None:
+    text = "VACUUM VACUUM — garbage-collect and optionally analyze a database"
+    html = snippet(text, frozenset({"garbag"}), _plain_stem, 200, skip="VACUUM")
+    assert strip_marks(html).startswith("VACUUM — garbage-collect")
+    assert not strip_marks(html).startswith("VACUUM VACUUM")
+    # A longer word beginning with the title is not the title.
+    assert snippet("VACUUMING daily", frozenset(), _plain_stem, 200, skip="VACUUM") == (
+        "VACUUMING daily"
+    )
+
+
+def test_the_lead_of_a_page_without_matches_skips_the_title() -> None:
+    assert snippet(
+        "Joins Joins combine rows", frozenset({"zzz"}), _plain_stem, 200, skip="Joins"
+    ) == ("Joins combine rows")
+
+
+def test_matches_inside_words_are_not_marked() -> None:
+    html = snippet("subtable table tables", frozenset({"table"}), _plain_stem, 200)
+    assert html == "subtable <mark>table</mark> <mark>tables</mark>"

@@ -30,7 +30,7 @@ from trawl.records import Hit, SearchPage
 from trawl.search.plan import Plan, candidate_languages, plan, require_counted
 from trawl.search.query import ParsedQuery, parse_query
 from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
-from trawl.search.snippets import best_fragment, lead, mark
+from trawl.search.snippets import snippet
 from trawl.settings import Settings
 
 Sort = Literal["relevance", "date"]
@@ -238,13 +238,14 @@ def search(
 def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit:
     lang = hit.lang or None
     terms = frozenset(t for w in ranked.query.words for t in (*stem_words([w], lang), fold(w)))
-    fragment, ranges = best_fragment(
-        hit.text, terms, lambda w: stem_words([w], lang)[0], settings.snippet_chars
+    title = hit.title
+    shown = snippet(
+        hit.text, terms, lambda w: stem_words([w], lang)[0], settings.snippet_chars, skip=title
     )
     return Hit(
         url=hit.url,
-        title=hit.title or hit.url,
-        snippet=mark(fragment, ranges) if fragment else lead(hit.text, settings.snippet_chars),
+        title=title or hit.url,
+        snippet=shown,
         score=round(score, 4),
         lang=lang,
         discussed_on=hit.discussed_on,
