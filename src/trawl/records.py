@@ -8,6 +8,7 @@ Stages never mutate a record; they build the next one.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, get_args
@@ -69,6 +70,32 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
+class Section:
+    """A part of a page's main text that begins with a heading (h1-h4)."""
+
+    title: str  # the heading's text
+    level: int  # 1 to 4
+    anchor: str  # the fragment that links to it: its id or the nearest one; "" when none
+    start: int  # where the heading begins in the page's text; the section runs to the next
+
+
+def sections_json(sections: tuple[Section, ...]) -> str:
+    """The form the store and the index keep sections in: [[title, level, anchor, start]]."""
+    if not sections:
+        return "[]"
+    return json.dumps([[s.title, s.level, s.anchor, s.start] for s in sections], ensure_ascii=False)
+
+
+def sections_from_json(stored: str) -> tuple[Section, ...]:
+    if not stored or stored == "[]":
+        return ()
+    return tuple(
+        Section(title=str(t), level=int(lv), anchor=str(a), start=int(st))
+        for t, lv, a, st in json.loads(stored)
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class ParsedPage:
     """What extraction found in one HTML document."""
 
@@ -96,6 +123,7 @@ class ParsedPage:
     text_hash: int | None = None
     simhash: int | None = None
     quality: float = 0.0
+    sections: tuple[Section, ...] = ()  # in the order of the text, starts increasing
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +140,7 @@ class PageRecord:
     description: str = ""
     headings: tuple[str, ...] = ()
     text: str = ""
+    sections: tuple[Section, ...] = ()  # the text's headed parts, in order
     lang: str | None = None
     word_count: int = 0
     redirect_to: str | None = None
@@ -192,6 +221,15 @@ class PageSignals:
 
 
 @dataclass(frozen=True, slots=True)
+class HitSection:
+    """The part of a result's page that best answers the query: a deep link."""
+
+    title: str  # its heading
+    path: tuple[str, ...]  # the headings above it and its own: ("Simulation", "Output", "FCD")
+    url: str  # the page's URL with the section's fragment
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     url: str
     title: str
@@ -200,6 +238,7 @@ class Hit:
     lang: str | None = None
     discussed_on: tuple[Discussion, ...] = ()
     modified: datetime | None = None
+    section: HitSection | None = None  # None: the page as a whole answers best
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,6 +83,8 @@ def search(
         out.print()
         out.print(Text.assemble(f"{n}. ", (hit.title, "bold")))
         out.print(Text.assemble("   ", (hit.url, "blue")))
+        if hit.section:
+            out.print(Text.assemble("   ", f"{' > '.join(hit.section.path)}: {hit.section.url}"))
         out.print(Text.assemble("   ", snippet_text(hit.snippet)))
 
 

@@ -18,7 +18,7 @@ from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
 from trawl.extract.main_text import main_text
-from trawl.records import ParsedPage
+from trawl.records import ParsedPage, Section
 from trawl.understand.quality import quality
 from trawl.urls.identity import normalise
 
@@ -75,6 +75,7 @@ def parse_html(
     description = _meta_content(tree, "description")
     h1 = tuple(t for t in (_text(n) for n in tree.css("h1")) if t)
     h2 = tuple(t for t in (_text(n) for n in tree.css("h2")) if t)
+    headed = _headings(tree)  # before the tree loses its navigation below
     links, dropped = occurrences(tree, base)
     meta = _meta_pairs(tree)
 
@@ -92,6 +93,7 @@ def parse_html(
         body_node.strip_tags(NOT_TEXT)
         text_of_page = _collapse(body_node.text(separator=""))
     lang = detect_language(html_lang, content_language, text_of_page or title)
+    sections = locate_sections(headed, text_of_page)
     published, published_source, page_modified = markup_dates(text, url)
     lowered = text.lower()
     return ParsedPage(
@@ -113,6 +115,7 @@ def parse_html(
         visible_words=visible_words,
         markup_types=_markup_types(text, lowered),
         comment_blocks=_comment_blocks(text, lowered),
+        sections=sections,
         text_hash=text_hash(text_of_page),
         simhash=simhash(text_of_page),
         quality=quality(
@@ -122,6 +125,61 @@ def parse_html(
             has_title=bool(title or h1),
         ),
     )
+
+
+_SECTION_TAGS = "h1, h2, h3, h4"
+_PERMALINK_SIGNS = " ¶#§\U0001f517"
+_ANCHOR_UP = 3  # ancestors that may carry a heading's id (DocBook: <div id=...><h2>)
+
+
+def _headings(tree: LexborHTMLParser) -> list[tuple[str, int, str]]:
+    """(text, level, anchor) of every h1-h4, in document order."""
+    found = []
+    for node in tree.css(_SECTION_TAGS):
+        # Permalink signs (Sphinx and MkDocs put "¶" in the heading) are not its title.
+        title = _text(node).strip(_PERMALINK_SIGNS)
+        if title:
+            found.append((title, int((node.tag or "h1")[1]), _anchor(node)))
+    return found
+
+
+def _anchor(heading: LexborNode) -> str:
+    """The fragment that shows ``heading``: its id, an anchor inside it, or the id of an
+    element it opens (the first child of a <section id> or a DocBook <div id>)."""
+    if heading.id:
+        return heading.id
+    for inner in heading.css("[id], a[name]"):
+        return inner.id or inner.attributes.get("name") or ""
+    node = heading
+    for _ in range(_ANCHOR_UP):
+        parent = node.parent
+        if parent is None or parent.tag in {"body", "html"}:
+            break
+        first = parent.child
+        while first is not None and first.tag in {"-text", "_text", "-comment", "_comment"}:
+            first = first.next
+        if first is None or first.mem_id != node.mem_id:
+            break  # the parent holds something before the heading: its id is not the heading's
+        if parent.id:
+            return parent.id
+        node = parent
+    return ""
+
+
+def locate_sections(headings: list[tuple[str, int, str]], text: str) -> tuple[Section, ...]:
+    """Sections of ``text`` from its headings, each found after the one before it.
+
+    A heading not in the text (in navigation, or dropped with boilerplate) opens no section.
+    """
+    sections: list[Section] = []
+    cursor = 0
+    for title, level, anchor in headings:
+        at = text.find(title, cursor)
+        if at == -1:
+            continue
+        sections.append(Section(title=title, level=level, anchor=anchor, start=at))
+        cursor = at + len(title)
+    return tuple(sections)
 
 
 def _markup_types(text: str, lowered: str) -> tuple[str, ...]:

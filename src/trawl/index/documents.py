@@ -22,6 +22,9 @@ queries, whatever the language, and the engine only splits on spaces.
                             query, neither can hold it, and the page need not be read
     meta        bytes       title, host, lang, modified, joined by U+001F (ranking reads it often)
     text        bytes       the main text, for snippets
+    sections    bytes       JSON {"s": [[title, level, anchor, start]] of the headed sections,
+                            "p": [[start, section or -1, " distinct terms "]] of the passages}:
+                            the best passage gives a result its snippet and deep link
     terms       bytes       the page's distinct terms, for the rerank's coverage
     discussed   bytes       "Discussed on" entries as JSON, shown with the result
 """
@@ -29,6 +32,7 @@ queries, whatever the language, and the engine only splits on spaces.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -43,13 +47,14 @@ from trawl.analysis.text import (
     words,
     words_with_variants,
 )
-from trawl.records import Discussion, PageRecord
+from trawl.records import Discussion, PageRecord, Section
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host")
 _WORDS = re.compile(r"[^\W_]+")
 _NOISE_SUFFIXES = frozenset({"html", "htm", "php", "asp", "aspx", "jsp", "index"})
 SEPARATOR = "\x1f"
 _SEPARATOR = SEPARATOR
+PASSAGE_CHARS = 1200  # a passage: about four snippets' worth of text
 
 
 def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, Any]:
@@ -67,7 +72,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     # Each part's words, then other spellings of its compounds (analysis.variant_words).
     title_stems = stem_words(words_with_variants(title), lang)
     heading_stems = stem_words(words_with_variants(heading_text), lang) if heading_text else []
-    text_stems = stem_words(words_with_variants(record.text), lang)
+    text_stems, section_field = _text_stems(record, lang)
     anchor_stems = stem_words(words_with_variants("\n".join(anchors)), lang) if anchors else []
     title_terms = " ".join(title_stems)
     # The title belongs to the text as well: a page whose title holds a word is about it,
@@ -105,6 +110,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         "name_chars": name_chars(host, path) if host else 0,
         "meta": meta.encode("utf-8"),
         "text": record.text.encode("utf-8"),
+        "sections": section_field.encode("utf-8"),
         "terms": (" " + " ".join(distinct) + " ").encode("utf-8"),
         "discussed": discussions_field(record.discussed_on).encode("utf-8"),
     }
@@ -112,6 +118,45 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         fields["modified"] = modified
     # An empty value indexes nothing but still costs a conversion and a visit: left out.
     return {name: value for name, value in fields.items() if value not in ("", b"")}
+
+
+def _text_stems(record: PageRecord, lang: str) -> tuple[list[str], str]:
+    """The text's stems, and the sections field (``passages``)."""
+    text, sections = record.text, record.sections
+    if not sections and len(text) <= 2 * PASSAGE_CHARS:
+        return stem_words(words_with_variants(text), lang), ""
+    stems: list[str] = []
+    rows: list[list[Any]] = []
+    for start, end, owner in passages(text, sections):
+        part = stem_words(words_with_variants(text[start:end]), lang)
+        stems.extend(part)
+        rows.append([start, owner, " " + " ".join(dict.fromkeys(part)) + " "])
+    heads = [[s.title, s.level, s.anchor, s.start] for s in sections]
+    return stems, json.dumps({"s": heads, "p": rows}, ensure_ascii=False)
+
+
+def passages(text: str, sections: Sequence[Section]) -> list[tuple[int, int, int]]:
+    """(start, end, section position or -1) of the text's passages: each section (and the
+    text before the first) cut at spaces into parts of about ``PASSAGE_CHARS``.
+
+    A result's snippet and deep link come from its best passage: a search reads a few
+    passages, never a whole long page (which cost most of a query's time).
+    """
+    bounds = [(s.start, position) for position, s in enumerate(sections)]
+    if not bounds or bounds[0][0] > 0:
+        bounds.insert(0, (0, -1))
+    found: list[tuple[int, int, int]] = []
+    for (first, owner), (end, _) in itertools.pairwise([*bounds, (len(text), -1)]):
+        begin = first
+        while end - begin > PASSAGE_CHARS + PASSAGE_CHARS // 2:
+            cut = text.find(" ", begin + PASSAGE_CHARS, end)
+            if cut == -1:
+                break
+            found.append((begin, cut, owner))
+            begin = cut
+        if end > begin:
+            found.append((begin, end, owner))
+    return found
 
 
 def title_key(folded_words: str) -> int:

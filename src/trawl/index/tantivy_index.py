@@ -46,8 +46,9 @@ from trawl.records import Discussion, PageRecord
 # 2: anchors; 3: discussed; 4: terms analysed per language in Python, priors, dates, plain, site;
 # 5: no plain field (the cascade's last step analyses the words in every indexed language);
 #    the rerank's keys as fast fields; 6: compound spellings after each field's words
-#    (il-6: il6), so an index built before must be rebuilt to find them
-SCHEMA_VERSION = 6
+#    (il-6: il6), so an index built before must be rebuilt to find them; 7: sections
+#    (headed parts of the text, with their terms) for deep links
+SCHEMA_VERSION = 7
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 # The stored pages' block size. tantivy decompresses a whole block to read one page, and a
@@ -79,7 +80,7 @@ def _schema() -> Any:
     b.add_float_field("quality", stored=False, indexed=False, fast=True)
     for name in _KEYS:
         b.add_unsigned_field(name, stored=False, indexed=False, fast=True)
-    for name in ("meta", "text", "terms", "discussed"):
+    for name in ("meta", "text", "terms", "discussed", "sections"):
         b.add_bytes_field(name, stored=True, indexed=False)
     return b.build()
 
@@ -235,6 +236,16 @@ class IndexHit:
         return bytes(self._field("text") or b"").decode("utf-8")  # empty: not stored
 
     @property
+    def sections(self) -> tuple[list[StoredSection], list[StoredPassage]]:
+        """The text's headed sections and its passages (index/documents.py); none for a
+        short page without headings."""
+        stored = bytes(self._field("sections") or b"")
+        if not stored:
+            return [], []
+        found = json.loads(stored)
+        return [tuple(s) for s in found["s"]], [tuple(p) for p in found["p"]]
+
+    @property
     def terms(self) -> str:
         """The page's distinct terms, space-separated, with a space at each end."""
         return bytes(self._field("terms") or b"").decode("utf-8")
@@ -242,6 +253,10 @@ class IndexHit:
     @property
     def discussed_on(self) -> tuple[Discussion, ...]:
         return discussions_from_field(bytes(self._field("discussed") or b"").decode())
+
+
+StoredSection = tuple[str, int, str, int]  # title, level, anchor, start in the text
+StoredPassage = tuple[int, int, str]  # start in the text, section position or -1, " terms "
 
 
 class Candidate(NamedTuple):

@@ -16,17 +16,24 @@ rank.py.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
-from trawl.analysis.text import fold, language_code, stem_words
+from trawl.analysis.text import fold, language_code, stem_words, words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
 from trawl.index.spec import Boosts
-from trawl.index.tantivy_index import IndexHit, IndexReader, IndexResults
-from trawl.records import Hit, SearchPage
+from trawl.index.tantivy_index import (
+    IndexHit,
+    IndexReader,
+    IndexResults,
+    StoredPassage,
+    StoredSection,
+)
+from trawl.records import Hit, HitSection, SearchPage
 from trawl.search.plan import Plan, candidate_languages, plan, require_counted
 from trawl.search.query import ParsedQuery, parse_query
 from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
@@ -237,10 +244,37 @@ def search(
 
 def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit:
     lang = hit.lang or None
-    terms = frozenset(t for w in ranked.query.words for t in (*stem_words([w], lang), fold(w)))
-    title = hit.title
+    forms = [frozenset((*stem_words([w], lang), fold(w))) for w in ranked.query.words]
+    terms = frozenset().union(*forms)
+    title, text, limit = hit.title, hit.text, settings.snippet_chars
+    sections, passages = hit.sections
+    skip, section = title, None
+    cut_before = cut_after = False
+    best = best_passage(sections, passages, forms, lang) if passages else None
+    if best is not None:
+        start, owner, _ = passages[best]
+        end = passages[best + 1][0] if best + 1 < len(passages) else len(text)
+        end = max(end, start + limit)
+        cut_before, cut_after = start > 0, end < len(text)
+        text = text[start:end]
+        if owner >= 0 and start == sections[owner][3]:
+            skip = sections[owner][0]  # the heading, shown in the section's path
+        elif start:
+            skip = ""
+        if owner >= 0 and not _is_page_top(sections, owner, title):
+            section = HitSection(
+                title=sections[owner][0],
+                path=heading_path(sections, owner),
+                url=_deep_link(hit.url, sections[owner]),
+            )
     shown = snippet(
-        hit.text, terms, lambda w: stem_words([w], lang)[0], settings.snippet_chars, skip=title
+        text,
+        terms,
+        lambda w: stem_words([w], lang)[0],
+        limit,
+        skip=skip,
+        cut_before=cut_before,
+        cut_after=cut_after,
     )
     return Hit(
         url=hit.url,
@@ -250,4 +284,62 @@ def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit
         lang=lang,
         discussed_on=hit.discussed_on,
         modified=hit.modified,
+        section=section,
     )
+
+
+def best_passage(
+    sections: Sequence[StoredSection],
+    passages: Sequence[StoredPassage],
+    forms: Sequence[frozenset[str]],
+    lang: str | None,
+) -> int | None:
+    """The passage holding the most query words, a heading naming more of them breaking
+    ties, then the earliest; None when no passage holds any."""
+    held = [
+        sum(1 for word in forms if any(f" {f} " in terms for f in word)) for *_, terms in passages
+    ]
+    most = max(held, default=0)
+    if not most:
+        return None
+    named: dict[int, int] = {}  # section position -> query words its heading holds
+    best, best_named = None, -1
+    for position, count in enumerate(held):
+        if count != most:
+            continue
+        owner = passages[position][1]
+        if owner not in named:
+            heading = sections[owner][0] if owner >= 0 else ""
+            found = {*stem_words(words(heading), lang), *(fold(w) for w in words(heading))}
+            named[owner] = sum(1 for word in forms if word & found)
+        if named[owner] > best_named:
+            best, best_named = position, named[owner]
+    return best
+
+
+def heading_path(sections: Sequence[StoredSection], position: int) -> tuple[str, ...]:
+    """The headings above a section (each the nearest of a higher level) and its own."""
+    path = [sections[position][0]]
+    level = sections[position][1]
+    for heading, above, _, _ in reversed(sections[:position]):
+        if above < level:
+            path.append(heading)
+            level = above
+    return tuple(reversed(path))
+
+
+def _is_page_top(sections: Sequence[StoredSection], position: int, title: str) -> bool:
+    """The first section, headed by the page's own title: the page itself, no deep link."""
+    heading, _, _, start = sections[position]
+    return position == 0 and (start == 0 or heading in title)
+
+
+def _deep_link(url: str, section: StoredSection) -> str:
+    heading, _, anchor, _ = section
+    if anchor:
+        return f"{url}#{quote(anchor, safe=_FRAGMENT_SAFE)}"
+    # No id to link to: a text fragment scrolls browsers that know them to the heading.
+    return f"{url}#:~:text={quote(heading, safe='')}"
+
+
+_FRAGMENT_SAFE = "!$&'()*+,;=:@/?-._~"

@@ -13,6 +13,7 @@ ELLIPSIS = "…"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _WORD_REST = re.compile(r"\w*")
 _MAX_MATCHES = 200
+_ASCII_BYTES = bytes(range(128))
 # Each non-ASCII character seen, lower-cased and folded to one character: built as pages
 # show new characters, a few hundred in all for most sites.
 _SAME_LENGTH: dict[str, str] = {}
@@ -33,12 +34,17 @@ def mark(fragment: str, highlights: tuple[tuple[int, int], ...]) -> str:
 
 def lead(text: str, limit: int) -> str:
     """The start of a text cut at a word boundary, escaped, for results with no match in it."""
+    cut = _lead(text, limit)
+    return escape(cut) + (f" {ELLIPSIS}" if len(cut) < len(text) else "")
+
+
+def _lead(text: str, limit: int) -> str:
     if len(text) <= limit:
-        return escape(text)
+        return text
     cut = text[:limit]
     if not text[limit].isspace():  # the limit falls inside a word: drop that word
         cut = cut.rsplit(" ", 1)[0]
-    return escape(cut) + f" {ELLIPSIS}"
+    return cut
 
 
 def strip_marks(snippet: str) -> str:
@@ -47,20 +53,29 @@ def strip_marks(snippet: str) -> str:
 
 
 def snippet(
-    text: str, terms: frozenset[str], stem: Callable[[str], str], limit: int, *, skip: str = ""
+    text: str,
+    terms: frozenset[str],
+    stem: Callable[[str], str],
+    limit: int,
+    *,
+    skip: str = "",
+    cut_before: bool = False,
+    cut_after: bool = False,
 ) -> str:
     """A result's snippet: the best window of ``text`` with its matches marked, else its start.
 
     ``skip``, a title or heading shown beside the snippet, is left out when the text
     begins with it, so the result does not say it twice. An ellipsis marks each end
-    where the text was cut.
+    where the text was cut; ``cut_before`` and ``cut_after`` say ``text`` is itself a
+    part of a longer one.
     """
     text = without_prefix(text, skip)
     fragment, ranges, start = window(text, terms, stem, limit)
     if not fragment:
-        return lead(text, limit)
-    before = f"{ELLIPSIS} " if start > 0 else ""
-    after = f" {ELLIPSIS}" if start + len(fragment) < len(text) else ""
+        fragment, ranges = _lead(text, limit), ()
+    before = f"{ELLIPSIS} " if start > 0 or cut_before else ""
+    end = start + len(fragment)
+    after = f" {ELLIPSIS}" if end < len(text) or cut_after else ""
     return before + mark(fragment, ranges) + after
 
 
@@ -151,11 +166,23 @@ def window(
 def fold_same_length(text: str) -> str:
     """``text`` lower-cased and folded, one character for one character: offsets in the
     answer are offsets in ``text``, even after "İ", whose lower case is two characters."""
-    if text.isascii():
-        return text.lower()
-    # Runs of non-ASCII characters only: a mostly-English page makes a few calls, not one
-    # a character (the PostgreSQL manual: 2.7 million calls for 10 queries before).
-    return _NON_ASCII.sub(_fold_run, text).lower()
+    lowered = text.lower()
+    if lowered.isascii():
+        return lowered
+    if len(lowered) != len(text):  # "İ" and the like: folded run by run, each as one
+        return _NON_ASCII.sub(_fold_run, text).lower()
+    # The distinct non-ASCII characters, found in C (UTF-8 bytes without the ASCII ones),
+    # each replaced in one pass: a page makes a few calls, not one a character (the
+    # PostgreSQL manual: 2.7 million calls for 10 queries before).
+    others = lowered.encode("utf-8").translate(None, _ASCII_BYTES).decode("utf-8")
+    table = _SAME_LENGTH
+    for c in set(others):
+        folded = table.get(c)
+        if folded is None:
+            folded = table[c] = _fold_char(c)
+        if folded != c:
+            lowered = lowered.replace(c, folded)
+    return lowered
 
 
 def _fold_run(found: re.Match[str]) -> str:

@@ -40,6 +40,12 @@ def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
                 "modified": record.modified.isoformat() if record and record.modified else None,
                 "modified_source": record.modified_source if record else None,
                 "discussed_on": [asdict(d) for d in h.discussed_on],
+                # The part of the page that answers best: its heading path and deep link.
+                "section": (
+                    {"title": h.section.title, "path": list(h.section.path), "url": h.section.url}
+                    if h.section
+                    else None
+                ),
             }
         )
     return {

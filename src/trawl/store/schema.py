@@ -186,6 +186,11 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX sessions_key ON sessions(key_id);
     """,
+    # 10: the headed sections of a page's text, for deep links: JSON [[title, level, anchor,
+    #    start]], start an offset in body.
+    """
+    ALTER TABLE pages ADD COLUMN sections TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

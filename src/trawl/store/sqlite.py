@@ -31,6 +31,8 @@ from trawl.records import (
     PageRecord,
     PageSignals,
     Site,
+    sections_from_json,
+    sections_json,
 )
 from trawl.store import shared_sql
 from trawl.store.admin_queries import AdminQueries
@@ -42,7 +44,7 @@ _PAGE_COLUMNS = (
     "url, host, status, depth, fetched_at, content_type, title, description, headings,"
     " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
     " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
-    " inlinks, text_hash, simhash, quality, community, headers"
+    " inlinks, text_hash, simhash, quality, community, headers, sections"
 )
 # Written only by the batch step after a crawl (save_signals): saving a page again keeps them.
 _SIGNAL_COLUMNS = "authority, scored, duplicate_of, canonical_reason, discussed_on"
@@ -420,6 +422,7 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         r.quality,
         int(r.community),
         json.dumps([list(h) for h in r.headers], ensure_ascii=False),
+        sections_json(r.sections),
     )
 
 
@@ -462,11 +465,12 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         quality=row[27],
         community=bool(row[28]),
         headers=tuple((k, v) for k, v in json.loads(row[29])),
-        authority=row[30],
-        scored=bool(row[31]),
-        duplicate_of=row[32],
-        canonical_reason=row[33],
-        discussed_on=_discussions(row[34]),
+        sections=sections_from_json(row[30]),
+        authority=row[31],
+        scored=bool(row[32]),
+        duplicate_of=row[33],
+        canonical_reason=row[34],
+        discussed_on=_discussions(row[35]),
     )
 
 

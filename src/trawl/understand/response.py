@@ -88,6 +88,7 @@ def understand_page(
         description=parsed.description,
         headings=parsed.h1 + parsed.h2,
         text=parsed.text,
+        sections=parsed.sections,
         lang=parsed.lang,
         word_count=parsed.word_count,
         links_dropped=parsed.links_dropped,

@@ -1,0 +1,136 @@
+"""Sections and deep links: headings found, passages indexed, the best one shown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from fixture_sites import Route, SiteServer, html_page
+from trawl.extract.html import parse_html
+from trawl.index.documents import PASSAGE_CHARS, index_fields, passages
+from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline.crawl_run import crawl
+from trawl.pipeline.upkeep import rebuild_index
+from trawl.records import PageRecord, Section
+from trawl.search.searcher import heading_path, search
+from trawl.server.api_search import page_json
+from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
+
+Serve = Callable[[dict[str, Route]], SiteServer]
+
+FILLER = "Traffic simulation keeps moving along the road network every step. " * 12
+
+SIMULATION_PAGE = (
+    "<h1>Simulation</h1><p>" + FILLER + "</p>"
+    '<h2 id="output">Output</h2><p>Outputs are written as XML files. ' + FILLER + "</p>"
+    '<h3 id="fcd">FCD</h3><p>The floating car data export writes each vehicle position '
+    "and speed per step, like a precise GPS trace.</p>"
+    '<h3 id="summary">Summary</h3><p>' + FILLER + "</p>"
+    '<div class="refsect1" id="SQL-WITH"><h2>Routing</h2><p>' + FILLER + "</p></div>"
+    "<h2>Teleporting ¶</h2><p>A vehicle that waits too long is teleported ahead.</p>"
+)
+
+
+def test_headings_become_sections_with_their_anchors() -> None:
+    page = parse_html(
+        (
+            "<html><body><nav><h2>Menu</h2></nav><main>" + SIMULATION_PAGE + "</main></body></html>"
+        ).encode(),
+        "http://x.example/sim.html",
+        "text/html",
+    )
+    found = [(s.title, s.level, s.anchor) for s in page.sections]
+    assert found == [
+        ("Simulation", 1, ""),
+        ("Output", 2, "output"),  # the heading's own id
+        ("FCD", 3, "fcd"),
+        ("Summary", 3, "summary"),
+        ("Routing", 2, "SQL-WITH"),  # the id of the element the heading opens (DocBook)
+        ("Teleporting", 2, ""),  # the permalink sign is no part of the title; no anchor
+    ]
+    for s in page.sections:  # each starts where its heading is in the text
+        assert page.text[s.start :].startswith(s.title)
+
+
+def test_heading_path_walks_up_the_levels() -> None:
+    sections = [("Simulation", 1, "", 0), ("Output", 2, "", 5), ("FCD", 3, "", 9), ("X", 2, "", 20)]
+    assert heading_path(sections, 2) == ("Simulation", "Output", "FCD")
+    assert heading_path(sections, 3) == ("Simulation", "X")
+
+
+def test_passages_cover_the_text_and_never_cross_a_section() -> None:
+    text = "intro words " + "a" * 10 + " " + ("word " * 1000) + "tail"
+    sections = (Section("a" * 10, 2, "x", 12),)
+    parts = passages(text, sections)
+    assert parts[0] == (0, 12, -1)  # the text before the first heading
+    assert all(end - start <= 2 * PASSAGE_CHARS for start, end, _ in parts)
+    assert [p[0] for p in parts[1:]] == sorted(p[0] for p in parts[1:])
+    assert "".join(text[s:e] for s, e, _ in parts) == text
+    assert {owner for _, _, owner in parts[1:]} == {0}
+
+
+def test_short_pages_without_headings_store_no_passages() -> None:
+    record = PageRecord(
+        "https://a.example/", "a.example", 200, 0, 0.0, text="short page", indexable=True
+    )
+    assert "sections" not in index_fields(record)
+
+
+def sections_site() -> dict[str, Route]:
+    return {
+        "/": html_page("Home", '<p>Start here.</p><a href="/sim">Simulation</a>'),
+        "/sim": html_page("Simulation - Docs", SIMULATION_PAGE),
+    }
+
+
+async def test_a_crawled_page_links_to_its_best_section(serve: Serve, tmp_path: Path) -> None:
+    site = serve(sections_site())
+    settings = Settings(data=tmp_path / "data", delay=0.0)
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        await crawl([site.url("/")], settings, store)
+        # The store keeps the sections: a rebuilt index links to them as well.
+        stored = store.page(site.url("/sim"))
+        assert stored is not None
+        assert [s.title for s in stored.sections][:3] == [
+            "Simulation",
+            "Output",
+            "FCD",
+        ]
+        await rebuild_index(store, settings)
+    finally:
+        store.close()
+    reader = IndexReader(settings.index_path)
+
+    page = search(reader, "floating car data gps", settings)
+    hit = page.hits[0]
+    assert hit.url == site.url("/sim")
+    assert hit.section is not None
+    assert hit.section.path == ("Simulation", "Output", "FCD")
+    assert hit.section.url == site.url("/sim") + "#fcd"
+    assert "<mark>floating</mark>" in hit.snippet  # the snippet comes from that section
+    assert hit.snippet.startswith("… ")
+
+    # A heading without an id: a text fragment names it.
+    teleport = search(reader, "vehicle teleported", settings).hits[0]
+    assert teleport.section is not None
+    assert teleport.section.url == site.url("/sim") + "#:~:text=Teleporting"
+
+    answer = page_json(page)["results"][0]
+    assert answer["section"] == {
+        "title": "FCD",
+        "path": ["Simulation", "Output", "FCD"],
+        "url": site.url("/sim") + "#fcd",
+    }
+
+
+def test_a_heading_naming_the_words_breaks_a_tie() -> None:
+    from trawl.search.searcher import best_passage
+
+    sections = [("Intro", 1, "", 0), ("Output", 2, "out", 40)]
+    passages = [(0, 0, " write output file "), (40, 1, " output file format ")]
+    forms = [frozenset({"output"}), frozenset({"file"})]
+    assert best_passage(sections, passages, forms, "en") == 1
+    assert best_passage(sections, passages, [frozenset({"format"})], "en") == 1
+    assert best_passage(sections, passages, [frozenset({"absent"})], "en") is None
