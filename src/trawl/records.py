@@ -124,6 +124,7 @@ class ParsedPage:
     simhash: int | None = None
     quality: float = 0.0
     sections: tuple[Section, ...] = ()  # in the order of the text, starts increasing
+    aside: str = ""  # visible words (navigation aside) the main text left out, once each
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,7 @@ class PageRecord:
     headings: tuple[str, ...] = ()
     text: str = ""
     sections: tuple[Section, ...] = ()  # the text's headed parts, in order
+    aside: str = ""  # visible words the main text left out: searchable, at a low weight
     lang: str | None = None
     word_count: int = 0
     redirect_to: str | None = None

@@ -89,6 +89,9 @@ class Settings:
     headings_boost: float = _setting(2.0, "BM25 weight of headings and meta description.")
     body_boost: float = _setting(1.0, "BM25 weight of the main text.")
     anchor_boost: float = _setting(1.5, "BM25 weight of inbound anchor text.")
+    aside_boost: float = _setting(
+        0.2, "BM25 weight of visible words the main text left out (0: not searched)."
+    )
     url_boost: float = _setting(1.5, "BM25 weight of URL path tokens.")
     host_boost: float = _setting(1.0, "BM25 weight of host name tokens.")
     lookup_boost: float = _setting(

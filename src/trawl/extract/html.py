@@ -12,6 +12,7 @@ import re
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 from w3lib.encoding import html_to_unicode
 
+from trawl.analysis.text import words
 from trawl.dedup.simhash import simhash, text_hash
 from trawl.errors import InvalidUrl
 from trawl.extract.dates import markup_dates
@@ -53,6 +54,9 @@ _COMMENT_BLOCK = re.compile(
     re.IGNORECASE,
 )
 _VISIBLE_NOT_TEXT = [t for t in NOT_TEXT if t != "nav"]
+# Left out of the words kept aside (``left_out``) besides NOT_TEXT: menus, headers,
+# footers, sidebars, forms and links, the furniture of every page of a site.
+_FURNITURE = ["header", "footer", "aside", "form", "button", "select", "label", "a", "dialog"]
 
 
 def parse_html(
@@ -89,9 +93,16 @@ def parse_html(
         # Boilerplate (navigation included) counts: quality compares the two.
         body_node.strip_tags(_VISIBLE_NOT_TEXT)
         visible_words = len(body_node.text(separator="").split())
-    if len(text_of_page) < MIN_MAIN_TEXT and body_node is not None:
+    aside = ""
+    if body_node is not None:
         body_node.strip_tags(NOT_TEXT)
-        text_of_page = _collapse(body_node.text(separator=""))
+        if len(text_of_page) < MIN_MAIN_TEXT:
+            text_of_page = _collapse(body_node.text(separator=""))
+        else:
+            # Page furniture repeats on every page of a site: its words left out would
+            # match every page (a site's menu names "changelog" and "downloads").
+            body_node.strip_tags(_FURNITURE)
+            aside = left_out(body_node.text(separator=""), text_of_page)
     lang = detect_language(html_lang, content_language, text_of_page or title)
     sections = locate_sections(headed, text_of_page)
     published, published_source, page_modified = markup_dates(text, url)
@@ -116,6 +127,7 @@ def parse_html(
         markup_types=_markup_types(text, lowered),
         comment_blocks=_comment_blocks(text, lowered),
         sections=sections,
+        aside=aside,
         text_hash=text_hash(text_of_page),
         simhash=simhash(text_of_page),
         quality=quality(
@@ -164,6 +176,18 @@ def _anchor(heading: LexborNode) -> str:
             return parent.id
         node = parent
     return ""
+
+
+MAX_ASIDE_WORDS = 2000
+
+
+def left_out(readable: str, main: str) -> str:
+    """The words of the readable text (navigation aside) that the main text lacks, once
+    each: a malformed page's stray paragraph stays searchable (``<p>word <div><table>``
+    puts ``word`` outside the block main-text extraction keeps)."""
+    kept = set(words(main))
+    missing = dict.fromkeys(w for w in words(readable) if w not in kept)
+    return " ".join(list(missing)[:MAX_ASIDE_WORDS])
 
 
 def locate_sections(headings: list[tuple[str, int, str]], text: str) -> tuple[Section, ...]:

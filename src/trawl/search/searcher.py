@@ -51,6 +51,7 @@ def field_boosts(settings: Settings) -> dict[str, float]:
         "headings": settings.headings_boost,
         "body": settings.body_boost,
         "anchors": settings.anchor_boost,
+        "aside": settings.aside_boost,
         "url_tokens": settings.url_boost,
         "host": settings.host_boost,
     }

@@ -187,9 +187,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX sessions_key ON sessions(key_id);
     """,
     # 10: the headed sections of a page's text, for deep links: JSON [[title, level, anchor,
-    #    start]], start an offset in body.
+    #    start]], start an offset in body; the visible words the main text left out.
     """
     ALTER TABLE pages ADD COLUMN sections TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE pages ADD COLUMN aside TEXT NOT NULL DEFAULT '';
     """,
 )
 

@@ -44,7 +44,7 @@ _PAGE_COLUMNS = (
     "url, host, status, depth, fetched_at, content_type, title, description, headings,"
     " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
     " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
-    " inlinks, text_hash, simhash, quality, community, headers, sections"
+    " inlinks, text_hash, simhash, quality, community, headers, sections, aside"
 )
 # Written only by the batch step after a crawl (save_signals): saving a page again keeps them.
 _SIGNAL_COLUMNS = "authority, scored, duplicate_of, canonical_reason, discussed_on"
@@ -423,6 +423,7 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         int(r.community),
         json.dumps([list(h) for h in r.headers], ensure_ascii=False),
         sections_json(r.sections),
+        r.aside,
     )
 
 
@@ -466,11 +467,12 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         community=bool(row[28]),
         headers=tuple((k, v) for k, v in json.loads(row[29])),
         sections=sections_from_json(row[30]),
-        authority=row[31],
-        scored=bool(row[32]),
-        duplicate_of=row[33],
-        canonical_reason=row[34],
-        discussed_on=_discussions(row[35]),
+        aside=row[31],
+        authority=row[32],
+        scored=bool(row[33]),
+        duplicate_of=row[34],
+        canonical_reason=row[35],
+        discussed_on=_discussions(row[36]),
     )
 
 

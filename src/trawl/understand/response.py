@@ -89,6 +89,7 @@ def understand_page(
         headings=parsed.h1 + parsed.h2,
         text=parsed.text,
         sections=parsed.sections,
+        aside=parsed.aside,
         lang=parsed.lang,
         word_count=parsed.word_count,
         links_dropped=parsed.links_dropped,
