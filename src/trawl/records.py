@@ -241,6 +241,8 @@ class Hit:
     discussed_on: tuple[Discussion, ...] = ()
     modified: datetime | None = None
     section: HitSection | None = None  # None: the page as a whole answers best
+    published: datetime | None = None
+    modified_source: str | None = None  # where ``modified`` came from: page, sitemap, http
 
 
 @dataclass(frozen=True, slots=True)

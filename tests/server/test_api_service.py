@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import csv
 import io
+import sqlite3
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -106,6 +107,18 @@ def test_search_results_carry_dates_and_discussion(service: Service) -> None:
     assert first["modified"].startswith("2024-05-20") and first["modified_source"] == "page"
     assert first["discussed_on"] == []
     assert "<mark>" in first["snippet"]
+
+
+def test_a_search_answer_comes_from_the_index_alone(service: Service) -> None:
+    # Dates shown with a result are in the index: the served path opens no store (it
+    # read each hit's whole stored page for them, the slowest part of an answer).
+    db = sqlite3.connect(service.settings.sqlite_path)
+    with db:
+        db.execute("DELETE FROM pages")
+    db.close()
+    first = service.client.get("/api/search", params={"q": "grey heron"}).json()["results"][0]
+    assert first["published"].startswith("2024-03-01")
+    assert first["modified"].startswith("2024-05-20") and first["modified_source"] == "page"
 
 
 def test_search_filters_are_applied(service: Service) -> None:

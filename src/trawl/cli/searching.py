@@ -21,7 +21,6 @@ from trawl.cli.common import (
     err,
     fail,
     load_settings,
-    opened_store,
     setting_option,
 )
 from trawl.errors import TrawlError
@@ -66,10 +65,7 @@ def search(
         result = run_search(
             IndexReader(settings.index_path), query, settings, page=page, per_page=limit
         )
-        if as_json and (settings.store.strip() or settings.sqlite_path.is_file()):
-            with opened_store(settings) as store:
-                answer = page_json(result, store)
-        elif as_json:  # an index built from a store elsewhere: the answer without details
+        if as_json:  # from the index alone, like the API's answer
             answer = page_json(result)
     except TrawlError as e:
         raise fail(e) from None

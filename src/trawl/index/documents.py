@@ -21,7 +21,8 @@ queries, whatever the language, and the engine only splits on spaces.
     home        u64, fast   1 for a site's home page
     name_chars  u64, fast   longest of host and path (hyphens out): shorter than the joined
                             query, neither can hold it, and the page need not be read
-    meta        bytes       title, host, lang, modified, joined by U+001F (ranking reads it often)
+    meta        bytes       title, host, lang, modified, published, modified_source, joined
+                            by U+001F (ranking reads it often; a result shows the dates)
     text        bytes       the main text, for snippets
     sections    bytes       JSON {"s": [[title, level, anchor, start]] of the headed sections,
                             "p": [[start, section or -1, " distinct terms "]] of the passages}:
@@ -99,9 +100,19 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     if modified is not None and modified.tzinfo is None:
         modified = modified.replace(tzinfo=UTC)
     # Unit-separator-joined, not JSON: read for a hundred pages a query, and split is cheaper.
-    # Unit-separator-joined, not JSON: read for a hundred pages a query, and split is cheaper.
+    published = record.published
+    if published is not None and published.tzinfo is None:
+        published = published.replace(tzinfo=UTC)
+    # The dates a result shows are here too: answering a search reads the index alone.
     meta = _SEPARATOR.join(
-        [title.replace(_SEPARATOR, " "), host, lang, modified.isoformat() if modified else ""]
+        [
+            title.replace(_SEPARATOR, " "),
+            host,
+            lang,
+            modified.isoformat() if modified else "",
+            published.isoformat() if published else "",
+            record.modified_source or "",
+        ]
     )
     fields: dict[str, Any] = {
         "url": record.url,

@@ -232,6 +232,15 @@ class IndexHit:
         return datetime.fromisoformat(found) if found else None
 
     @property
+    def published(self) -> datetime | None:
+        found = self._meta_field(4)
+        return datetime.fromisoformat(found) if found else None
+
+    @property
+    def modified_source(self) -> str | None:
+        return self._meta_field(5) or None
+
+    @property
     def text(self) -> str:
         return bytes(self._field("text") or b"").decode("utf-8")  # empty: not stored
 

@@ -286,6 +286,8 @@ def _hit(score: float, hit: IndexHit, ranked: Ranked, settings: Settings) -> Hit
         discussed_on=hit.discussed_on,
         modified=hit.modified,
         section=section,
+        published=hit.published,
+        modified_source=hit.modified_source,
     )
 
 

@@ -16,19 +16,17 @@ from trawl.errors import SearchIndexError
 from trawl.records import SearchPage
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
-from trawl.store.base import Store
 
 router = APIRouter()
 
 SORTS = ("relevance", "date")  # date: newest first (the searcher's own choices)
 
 
-def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
-    """The API's answer; ``trawl search --json`` prints the same shape (without a store,
-    the page dates are left out)."""
+def page_json(page: SearchPage) -> dict[str, Any]:
+    """The API's answer; ``trawl search --json`` prints the same shape. Built from the
+    index alone: a search opens no store."""
     results = []
     for h in page.hits:
-        record = store.page(h.url) if store is not None else None
         results.append(
             {
                 "url": h.url,
@@ -36,9 +34,9 @@ def page_json(page: SearchPage, store: Store | None = None) -> dict[str, Any]:
                 "snippet": h.snippet,
                 "score": h.score,
                 "lang": h.lang,
-                "published": record.published.isoformat() if record and record.published else None,
-                "modified": record.modified.isoformat() if record and record.modified else None,
-                "modified_source": record.modified_source if record else None,
+                "published": h.published.isoformat() if h.published else None,
+                "modified": h.modified.isoformat() if h.modified else None,
+                "modified_source": h.modified_source,
                 "discussed_on": [asdict(d) for d in h.discussed_on],
                 # The part of the page that answers best: its heading path and deep link.
                 "section": (
@@ -71,9 +69,7 @@ def run_search(
     started = time.perf_counter()
     result = search(ctx.index.get(), q, ctx.settings, page=page, per_page=per_page, **filters)
     ctx.metrics.observe_query(time.perf_counter() - started, source)
-    with ctx.store() as store:
-        answer = page_json(result, store)
-    return answer
+    return page_json(result)
 
 
 @router.get("/api/search", tags=["search"])
