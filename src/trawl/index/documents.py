@@ -83,15 +83,15 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
     body_terms = f"{title_terms} {' '.join(text_stems)}"
     url_words = [fold(w) for w in url_path_words(path)] if path else []
     host_terms = host_words(host) if host else []
-    # A dict, not a set: first-seen order, so a page's document is the same in every
-    # process (a set's order follows the process's string hash seed).
+    # Words left out of the main text are weak evidence of what the page is about: searched,
+    # never counted for coverage. A dict, not a set: first-seen order, so a page's document
+    # is the same in every process (a set's order follows the process's string hash seed).
     distinct = dict.fromkeys(
         [
             *title_stems,
             *heading_stems,
             *text_stems,
             *anchor_stems,
-            *aside_stems,
             *url_words,
             *host_terms,
         ]

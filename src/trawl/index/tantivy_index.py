@@ -208,7 +208,7 @@ class IndexHit:
     def _meta_field(self, index: int) -> str:
         if self._meta is None:
             self._meta = bytes(self._field("meta")).decode("utf-8").split(SEPARATOR)
-        return self._meta[index]
+        return self._meta[index] if index < len(self._meta) else ""
 
     @property
     def url(self) -> str:
