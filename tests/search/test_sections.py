@@ -134,3 +134,13 @@ def test_a_heading_naming_the_words_breaks_a_tie() -> None:
     assert best_passage(sections, passages, forms, "en") == 1
     assert best_passage(sections, passages, [frozenset({"format"})], "en") == 1
     assert best_passage(sections, passages, [frozenset({"absent"})], "en") is None
+
+
+def test_snippets_look_for_stop_words_only_when_the_query_has_nothing_else() -> None:
+    from trawl.search.searcher import _SnippetWords
+
+    forms, terms = _SnippetWords(("the", "herons")).forms("en")
+    assert terms == {"heron", "herons"}
+    assert len(forms) == 1
+    _, alone = _SnippetWords(("the",)).forms("en")
+    assert "the" in alone
