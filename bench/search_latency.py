@@ -1,0 +1,145 @@
+"""Search latency as users meet it: results pages with snippets, in-process and served.
+
+    .venv/bin/python bench/search_latency.py [--data DIR] [--quick]
+
+- SciFact (5,183 abstracts, 300 test queries x 3 rounds): a results page of 10 through
+  ``search()`` (ranking, stored pages, snippets: what the API answers) beside bm25s's
+  top 10 ids, interleaved one query at a time. Target: p95 under 5 ms.
+- The PostgreSQL manual (crawled into a temporary folder, or ``--data`` given): the
+  service bench's 30 queries through ``search()`` and through ``trawl serve``'s
+  ``/api/search`` with 1 and with 8 concurrent clients. Targets: p95 under 15 ms with one
+  client, under 60 ms with 8.
+
+Appends a section to bench/RESULTS.md (not with --quick).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+
+from crawl_speed import RESULTS, ROOT, SITE, cpus, git, static_server
+from relevance import IR, bm25s_ids, bm25s_index
+from service import crawl_manual, in_process, over_http, percentile, serve
+from trawl.evaluation.collections import read_beir
+from trawl.evaluation.runner import build_index
+from trawl.index.tantivy_index import IndexReader
+from trawl.search.searcher import search
+from trawl.settings import Settings
+
+
+def timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def ms(values: list[float], q: float) -> str:
+    return f"{percentile(values, q) * 1000:.2f}"
+
+
+def scifact(rounds: int) -> str:
+    collection = read_beir(IR / "scifact")
+    settings = Settings()
+    ids = [d[0] for d in collection.docs]
+    ours: list[float] = []
+    theirs: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
+        build_index(Path(tmp) / "index", collection.docs)
+        retriever = bm25s_index(collection)
+        for _ in range(rounds):
+            reader = IndexReader(Path(tmp) / "index")  # fresh: nothing built by a round before
+            for n, text in enumerate(collection.queries.values()):
+                pair: list[tuple[list[float], Callable[[], object]]] = [
+                    (ours, partial(search, reader, text, settings, per_page=10)),
+                    (theirs, partial(bm25s_ids, retriever, ids, text, 10)),
+                ]
+                for latencies, action in pair if n % 2 == 0 else pair[::-1]:
+                    latencies.append(timed(action))
+    return "\n".join(
+        [
+            f"SciFact, {len(collection.queries)} queries x {rounds} rounds, one at a time:",
+            "",
+            "| | requests | p50 ms | p95 ms | p99 ms |",
+            "|---|---:|---:|---:|---:|",
+            f"| Trawl `search()`, a results page of 10 with snippets | {len(ours)}"
+            f" | {ms(ours, 0.5)} | {ms(ours, 0.95)} | {ms(ours, 0.99)} |",
+            f"| bm25s top-10 ids | {len(theirs)} | {ms(theirs, 0.5)} | {ms(theirs, 0.95)}"
+            f" | {ms(theirs, 0.99)} |",
+        ]
+    )
+
+
+def manual(data: Path | None, passes: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
+        if data is None:
+            data = Path(tmp) / "data"
+            with static_server(SITE) as base:
+                crawl_manual(data, base)
+        local = in_process(data, passes)
+        server, base = serve(data)
+        try:
+            over_http(base, 1, 1)  # warm up
+            runs = {n: over_http(base, n, passes) for n in (1, 8)}
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    rows = [
+        "| how | clients | requests | p50 ms | p95 ms | requests/s |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| in-process `search()` | 1 | {len(local)} | {ms(local, 0.5)} | {ms(local, 0.95)}"
+        f" | {len(local) / sum(local):.0f} |",
+    ]
+    for clients, (latencies, rate) in runs.items():
+        rows.append(
+            f"| HTTP `/api/search` | {clients} | {len(latencies)} | {ms(latencies, 0.5)}"
+            f" | {ms(latencies, 0.95)} | {rate:.0f} |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, help="A crawled PostgreSQL manual to reuse.")
+    parser.add_argument("--quick", action="store_true", help="Fewer passes; nothing recorded.")
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    parts = [
+        ("SciFact: a results page against bm25s", partial(scifact, 1 if args.quick else 3)),
+        ("The PostgreSQL manual, served", partial(manual, args.data, 1 if args.quick else 5)),
+    ]
+    results = []
+    for title, run in parts:
+        print(f"-- {title}", flush=True)
+        table = run()
+        print(table, flush=True)
+        results.append((title, table))
+    if args.quick:
+        print("(--quick: not recorded)")
+        return 0
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--", "src"):
+        commit += " + uncommitted src/ changes"
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    section = (
+        f"\n## Search latency, {when}\n\n- commit: {commit}\n"
+        f"- machine: nproc {cpus()}, Python {platform.python_version()},"
+        f" load average {load:.2f} at start (shared with other work)\n"
+    )
+    for title, table in results:
+        section += f"\n### {title}\n\n{table}\n"
+    RESULTS.write_text(RESULTS.read_text() + section)
+    print(f"appended to {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
