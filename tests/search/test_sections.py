@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from fixture_sites import Route, SiteServer, html_page
+from fastapi.testclient import TestClient
+
+from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.extract.html import parse_html
 from trawl.index.documents import PASSAGE_CHARS, index_fields, passages
 from trawl.index.tantivy_index import IndexReader
@@ -14,6 +16,7 @@ from trawl.pipeline.upkeep import rebuild_index
 from trawl.records import PageRecord, Section
 from trawl.search.searcher import heading_path, search
 from trawl.server.api_search import page_json
+from trawl.server.app import create_app
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
 
@@ -123,6 +126,16 @@ async def test_a_crawled_page_links_to_its_best_section(serve: Serve, tmp_path: 
         "path": ["Simulation", "Output", "FCD"],
         "url": site.url("/sim") + "#fcd",
     }
+
+    # The results page shows the path and links to the section.
+    with TestClient(create_app(settings, None)) as client:
+        html = client.get("/", params={"q": "floating car data gps"}).text
+    path = " \u203a ".join(["Simulation", "Output", "FCD"])
+    assert f'<a class="section" href="{site.url("/sim")}#fcd">{path}</a>' in html
+
+    # And so does the command line.
+    shown = trawl("search", "floating car data gps", "--data", str(settings.data))
+    assert f"Simulation > Output > FCD: {site.url('/sim')}#fcd" in shown.stdout
 
 
 def test_a_heading_naming_the_words_breaks_a_tie() -> None:
