@@ -157,3 +157,13 @@ def test_snippets_look_for_stop_words_only_when_the_query_has_nothing_else() -> 
     assert len(forms) == 1
     _, alone = _SnippetWords(("the",)).forms("en")
     assert "the" in alone
+
+
+def test_a_page_of_endless_headings_is_bounded() -> None:
+    from trawl.extract.html import MAX_HEADINGS
+
+    body = "<nav>" + "<h2>missing</h2>" * 5000 + "</nav><p>" + "words " * 20000 + "</p>"
+    body += "<h3>found</h3><p>end</p>" * 3000
+    page = parse_html(f"<html><body>{body}</body></html>".encode(), "http://x.example/", None)
+    assert len(page.sections) <= MAX_HEADINGS
+    assert page.text  # the page itself is still read

@@ -140,6 +140,9 @@ def parse_html(
 
 
 _SECTION_TAGS = "h1, h2, h3, h4"
+# Each heading is looked for in the text after the one before: a hostile page of thousands
+# of headings the text lacks would cost a scan of the text each.
+MAX_HEADINGS = 256
 _PERMALINK_SIGNS = " ¶#§\U0001f517"
 _ANCHOR_UP = 3  # ancestors that may carry a heading's id (DocBook: <div id=...><h2>)
 
@@ -147,7 +150,7 @@ _ANCHOR_UP = 3  # ancestors that may carry a heading's id (DocBook: <div id=...>
 def _headings(tree: LexborHTMLParser) -> list[tuple[str, int, str]]:
     """(text, level, anchor) of every h1-h4, in document order."""
     found = []
-    for node in tree.css(_SECTION_TAGS):
+    for node in tree.css(_SECTION_TAGS)[:MAX_HEADINGS]:
         # Permalink signs (Sphinx and MkDocs put "¶" in the heading) are not its title.
         title = _text(node).strip(_PERMALINK_SIGNS)
         if title:
