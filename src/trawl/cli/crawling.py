@@ -216,6 +216,7 @@ def _crawl(
         f" {outcome.indexed} indexed, {outcome.failed} failed, {outcome.blocked} blocked by"
         f" robots.txt, {outcome.pruned} pruned, in {outcome.seconds:.1f}s"
         f" ({outcome.pages_per_second:.1f} pages/s)"
+        + (f", {outcome.internal_errors} internal errors" if outcome.internal_errors else "")
     )
     for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
         example = outcome.samples.get(reason, [""])[0]

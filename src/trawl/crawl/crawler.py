@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -34,6 +35,10 @@ MAX_ROBOTS_REDIRECTS = 5  # RFC 9309 2.3.1.2
 MAX_CRAWL_DELAY = 60.0  # a hostile Crawl-delay must not stall a crawl for days
 MAX_BACKOFF = 300.0  # longest wait after a 429 or 503, whatever Retry-After says
 SAMPLES_PER_REASON = 5
+_DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
+# IMF-fixdate and the two obsolete forms RFC 9110 5.6.7 still asks recipients to read:
+# printable ASCII only, so no Unicode digit or space reaches the date parser.
+_HTTP_DATE = re.compile(r"[A-Za-z]{3,9},? [ -~]{10,40}", re.ASCII)
 
 
 class PageSink(Protocol):
@@ -62,6 +67,7 @@ class CrawlStats:
     failed: int = 0  # no response at all
     server_errors: int = 0  # 5xx responses, after retries
     blocked: int = 0  # by robots.txt
+    internal_errors: int = 0  # pages whose processing raised: a bug, logged with the URL
     sitemap_urls: int = 0  # page URLs read from sitemaps
     started: float = 0.0
     hit_page_cap: bool = False
@@ -198,6 +204,10 @@ class Crawler:
             self._reserved += 1
             try:
                 await self._crawl_one(item, loop)
+            except Exception:
+                # The page boundary: whatever one page does to us (a header no parser
+                # foresaw, a store that refuses a value) ends that page, never the crawl.
+                self._internal_error(item)
             finally:
                 self._frontier.done(item, loop.time())
                 self._wakeup.set()
@@ -246,14 +256,23 @@ class Crawler:
         try:
             found = await self._sink.fetched(item, result)
         except Exception:
-            # A hostile page must never stop the crawl; the bug is logged with its URL.
-            log.exception("processing %s failed", item.url)
-            self._sink.failed(item, "internal error while processing the page")
+            self._internal_error(item)
             return
         if result.location is not None:
             self._follow_redirect(item, found)
         elif item.depth + 1 <= self._limits.max_depth:
             self.admit([CrawlUrl(u, item.depth + 1, item.url) for u in found])
+
+    def _internal_error(self, item: CrawlUrl) -> None:
+        """Record a page whose processing raised: logged with its URL and counted."""
+        log.exception("internal error while processing %s", item.url)
+        self.stats.internal_errors += 1
+        self.stats.skip("internal error (see the log)", item.url)
+        try:
+            self._sink.failed(item, "internal error while processing the page")
+        except Exception:
+            # The sink itself failing (the store) must not end the crawl either.
+            log.exception("recording the failure of %s failed", item.url)
 
     def _follow_redirect(self, item: CrawlUrl, targets: list[str]) -> None:
         chain = (*item.redirect_chain, item.url)
@@ -380,14 +399,23 @@ class Crawler:
 
 
 def _retry_after(result: FetchResult) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or HTTP-date), capped."""
+    """Seconds from a Retry-After header, capped at MAX_BACKOFF; None when it is not
+    one of RFC 9110's two forms (ASCII delta-seconds or an HTTP-date).
+
+    Strict on purpose: ``str.isdigit`` accepts "²" and "①", which ``float`` refuses,
+    and ``int`` refuses more than 4,300 digits; a server's header must never raise.
+    """
     value = (result.header("retry-after") or "").strip()
     if not value:
         return None
-    if value.isdigit():
-        return min(float(value), MAX_BACKOFF)
+    if _DELTA_SECONDS.fullmatch(value):
+        # More digits than MAX_BACKOFF has: past the cap, whatever they say.
+        return MAX_BACKOFF if len(value) > 6 else min(float(int(value)), MAX_BACKOFF)
+    if not _HTTP_DATE.fullmatch(value):
+        return None
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return min(max(0.0, when.timestamp() - time.time()), MAX_BACKOFF)
+    return min(max(0.0, seconds), MAX_BACKOFF)

@@ -103,7 +103,7 @@ class Fetcher:
         started = time.monotonic()
         try:
             async with self._session.get(url, allow_redirects=False, headers=headers) as response:
-                received = tuple((k, v) for k, v in response.headers.items())
+                received = tuple((_text(k), _text(v)) for k, v in response.raw_headers)
                 media_type = response.content_type.lower()
                 body, truncated = b"", False
                 if "*" in read_types or media_type in read_types:
@@ -131,6 +131,16 @@ class Fetcher:
         except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError, LookupError) as e:
             # ValueError, LookupError: malformed headers or an unknown content encoding.
             raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
+
+
+def _text(raw: bytes) -> str:
+    """A header's bytes as text, losslessly: UTF-8 when they are, else Latin-1 (what
+    RFC 9110 5.5 says old servers send). aiohttp's own decoding leaves surrogates
+    for such bytes, which no store can encode."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
 
 
 async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> tuple[bytes, bool]:

@@ -53,6 +53,7 @@ class CrawlOutcome:
     resources_broken: int = 0
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
     samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
+    internal_errors: int = 0  # pages whose processing raised (logged with their URL)
 
     @classmethod
     def of(
@@ -85,6 +86,7 @@ class CrawlOutcome:
             resources_broken=resources_broken,
             skipped=dict(stats.skipped),
             samples=stats.samples,
+            internal_errors=stats.internal_errors,
         )
 
     @property
