@@ -26,6 +26,8 @@ _CHUNK = 64 * 1024
 # Header limits: a hostile server cannot make us buffer megabytes of headers.
 MAX_HEADER_LINE = 8_190
 MAX_HEADERS = 100
+# What the crawler reads as HTML (FetchResult.is_html): XHTML's body is wanted too.
+HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 class Fetcher:
@@ -83,7 +85,7 @@ class Fetcher:
         url: str,
         *,
         max_bytes: int,
-        read_types: Collection[str] = ("text/html",),
+        read_types: Collection[str] = HTML_TYPES,
         headers: Mapping[str, str] | None = None,
     ) -> FetchResult:
         """GET ``url`` without following redirects.
