@@ -167,3 +167,40 @@ async def test_unreachable_page_is_recorded_and_the_crawl_goes_on(serve: Serve) 
 
 def _allow(site: SiteServer) -> frozenset[tuple[str, int]]:
     return frozenset({("127.0.0.1", site.port)})
+
+
+async def test_robots_fetch_has_its_own_deadline(serve: Serve) -> None:
+    # robots.txt answers after 2 s: within the page timeout (5 s), past robots' own.
+    site = serve(
+        {
+            "/robots.txt": Route(
+                b"User-agent: *\nAllow: /\n", headers={"Content-Type": "text/plain"}, delay=2.0
+            ),
+            "/": html_page("Home", "home"),
+        }
+    )
+    limits = CrawlLimits(
+        user_agent="TrawlTest/1.0",
+        concurrency=2,
+        delay=0.0,
+        max_pages=10,
+        max_depth=1,
+        max_bytes=100_000,
+        robots_max_bytes=10_000,
+        robots_timeout=0.5,
+        sitemaps=False,
+    )
+    sink = RecordingSink()
+    async with Fetcher(
+        user_agent=limits.user_agent,
+        timeout=5.0,
+        concurrency=2,
+        host_concurrency=1,
+        allowed=frozenset({("127.0.0.1", site.port)}),
+    ) as fetcher:
+        frontier = Frontier(delay=0.0, host_concurrency=1)
+        stats = await Crawler(fetcher, sink, limits, frontier).run([site.url("/")])
+
+    assert sink.fetched_urls == []
+    assert stats.blocked == 1
+    assert "no answer within 0.5s" in sink.skips[0][1]

@@ -24,6 +24,7 @@ from trawl.errors import FetchError, InvalidUrl, SitemapError
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult
 from trawl.robots.policy import RobotsPolicy
+from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
 from trawl.urls.identity import normalise, origin
 from trawl.urls.safety import unsafe_reason
@@ -80,8 +81,8 @@ class CrawlStats:
         elapsed = time.monotonic() - self.started
         return self.fetched / elapsed if elapsed > 0 else 0.0
 
-    def skip(self, reason: str, url: str) -> None:
-        self.skipped[reason] += 1
+    def skip(self, reason: str, url: str, count: int = 1) -> None:
+        self.skipped[reason] += count
         sample = self.samples.setdefault(reason, [])
         if len(sample) < SAMPLES_PER_REASON:
             sample.append(url)
@@ -100,6 +101,7 @@ class CrawlLimits:
     max_redirects: int = 20
     max_retries: int = 3
     robots_retry: float = 60.0  # seconds before an unreachable robots.txt is asked again
+    robots_timeout: float = 10.0  # one deadline for a robots.txt fetch, redirects included
     sitemaps: bool = True
     max_sitemaps_per_host: int = 50  # files, indexes included
     sitemap_max_bytes: int = 50 * 1024 * 1024  # decompressed, per file
@@ -223,10 +225,11 @@ class Crawler:
 
     async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
         robots = await self._robots_for(item.url, loop)
-        if not robots.policy.allows(item.url, self._limits.user_agent):
+        refusal = robots.policy.refusal(item.url, self._limits.user_agent)
+        if refusal is not None:
             self._reserved -= 1
             self.stats.blocked += 1
-            self.stats.skip("blocked by robots.txt", item.url)
+            self.stats.skip(refusal, item.url)
             self._sink.skipped(item, f"robots.txt: {robots.policy.reason}")
             return
         self.stats.fetched += 1
@@ -318,6 +321,9 @@ class Crawler:
             except asyncio.CancelledError:
                 future.cancel()
                 raise
+            if policy.dropped_rules:
+                reason = f"robots.txt rules past the {MAX_RULES}-rule cap ignored"
+                self.stats.skip(reason, key + "/robots.txt", policy.dropped_rules)
             delay = policy.crawl_delay(self._limits.user_agent)
             if delay is not None and delay > self._limits.delay:
                 self._frontier.set_delay(url, min(delay, MAX_CRAWL_DELAY), loop.time())
@@ -380,6 +386,18 @@ class Crawler:
             self.admit([CrawlUrl(e.url, 1, url, lastmod=e.lastmod) for e in sitemap.entries])
 
     async def _fetch_robots(self, site: str) -> RobotsPolicy:
+        # A deadline of its own, redirects included: every page of the origin waits
+        # for this answer, and a server that drips robots.txt must not hold them all
+        # for the page timeout times six hops.
+        try:
+            async with asyncio.timeout(self._limits.robots_timeout):
+                return await self._fetch_robots_hops(site)
+        except TimeoutError:
+            return RobotsPolicy.unreachable(
+                f"robots.txt: no answer within {self._limits.robots_timeout:g}s"
+            )
+
+    async def _fetch_robots_hops(self, site: str) -> RobotsPolicy:
         url = site + "/robots.txt"
         for _ in range(MAX_ROBOTS_REDIRECTS + 1):
             try:

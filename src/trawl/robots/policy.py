@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trawl.robots.rules import RobotsRules, parse_robots
+from trawl.robots.rules import MAX_COMPARISONS, RobotsRules, parse_robots
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,10 @@ class RobotsPolicy:
     def from_response(cls, status: int, body: bytes) -> RobotsPolicy:
         if 200 <= status < 300:
             return cls(allow_all=False, rules=parse_robots(body), reason="parsed")
+        if status == 429:
+            # "Not now" (RFC 9309 2.3.1.3 leaves it open; Google treats it as 5xx):
+            # nothing is allowed until a later fetch answers.
+            return cls.unreachable("robots.txt answered 429 (too many requests)")
         if 400 <= status < 500:
             return cls(allow_all=True, reason=f"robots.txt answered {status}: no rules")
         return cls.unreachable(
@@ -38,9 +42,21 @@ class RobotsPolicy:
         return cls(allow_all=False, rules=None, reason=reason + ": nothing allowed")
 
     def allows(self, url: str, user_agent: str) -> bool:
+        return self.refusal(url, user_agent) is None
+
+    def refusal(self, url: str, user_agent: str) -> str | None:
+        """Why ``url`` may not be fetched, or None when it may."""
         if self.rules is None:
-            return self.allow_all
-        return self.rules.allowed(url, product_token(user_agent))
+            return None if self.allow_all else "blocked by robots.txt"
+        allowed, over_budget = self.rules.verdict(url, product_token(user_agent))
+        if over_budget:
+            return f"robots.txt needs over {MAX_COMPARISONS} comparisons: refused"
+        return None if allowed else "blocked by robots.txt"
+
+    @property
+    def dropped_rules(self) -> int:
+        """Rules past the per-file cap, ignored."""
+        return self.rules.dropped if self.rules is not None else 0
 
     def crawl_delay(self, user_agent: str) -> float | None:
         if self.rules is None:
