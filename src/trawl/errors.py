@@ -8,6 +8,8 @@
     ├── FetchError             one request failed; the crawl goes on
     │   ├── BlockedAddress     the host resolves only to addresses we must not reach
     │   ├── FetchTimeout       connect or read took too long
+    │   ├── HostUnreachable    refused, unknown host name, or TLS failure: no server answered
+    │   ├── ConnectionLost     the connection was reset or closed mid-answer (worth a retry)
     │   └── ResponseTooLarge   the declared body is over the byte cap
     ├── RenderError            Chromium cannot start, or cannot render one page
     ├── SitemapError           a sitemap is malformed, hostile or over a limit
@@ -70,6 +72,14 @@ class BlockedAddress(FetchError):
 
 class FetchTimeout(FetchError):
     """Connecting or reading took longer than the configured timeout."""
+
+
+class HostUnreachable(FetchError):
+    """No server answered: connection refused, unknown host name, or TLS failure."""
+
+
+class ConnectionLost(FetchError):
+    """The connection was reset or closed before the answer was complete."""
 
 
 class RenderError(TrawlError):

@@ -221,6 +221,8 @@ def _crawl(
     for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
         example = outcome.samples.get(reason, [""])[0]
         typer.echo(f"  skipped {count:>6}  {reason}" + (f"  e.g. {example}" if example else ""))
+    for host, why in outcome.parked_hosts.items():
+        typer.echo(f"  parked for the rest of the run: {host} ({why})")
     if outcome.resources_checked:
         typer.echo(
             f"  resources checked: {outcome.resources_checked},"

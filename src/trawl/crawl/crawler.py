@@ -20,13 +20,13 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from trawl.crawl.frontier import CrawlFrontier
-from trawl.errors import FetchError, InvalidUrl, SitemapError
+from trawl.errors import ConnectionLost, FetchError, HostUnreachable, InvalidUrl, SitemapError
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
-from trawl.urls.identity import normalise, origin
+from trawl.urls.identity import normalise, origin, politeness_host
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import Scope, make_scope
 
@@ -35,6 +35,14 @@ log = logging.getLogger(__name__)
 MAX_ROBOTS_REDIRECTS = 5  # RFC 9309 2.3.1.2
 MAX_CRAWL_DELAY = 60.0  # a hostile Crawl-delay must not stall a crawl for days
 MAX_BACKOFF = 300.0  # longest wait after a 429 or 503, whatever Retry-After says
+# Server errors and lost connections are often passing: tried again at most twice,
+# with the host held back exponentially. A host failing SLOW_AFTER times in a row is
+# slowed, PARK_AFTER times is given up for the rest of the run (three pages' worth).
+RETRIED_STATUSES = frozenset({500, 502, 503, 504})
+RETRIED_ERRORS = (ConnectionLost,)
+MAX_SERVER_RETRIES = 2
+SLOW_AFTER = 3
+PARK_AFTER = 9
 SAMPLES_PER_REASON = 5
 _DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
 # IMF-fixdate and the two obsolete forms RFC 9110 5.6.7 still asks recipients to read:
@@ -69,6 +77,7 @@ class CrawlStats:
     server_errors: int = 0  # 5xx responses, after retries
     blocked: int = 0  # by robots.txt
     internal_errors: int = 0  # pages whose processing raised: a bug, logged with the URL
+    parked: dict[str, str] = field(default_factory=dict)  # host -> why it was given up
     sitemap_urls: int = 0  # page URLs read from sitemaps
     started: float = 0.0
     hit_page_cap: bool = False
@@ -102,6 +111,7 @@ class CrawlLimits:
     max_retries: int = 3
     robots_retry: float = 60.0  # seconds before an unreachable robots.txt is asked again
     robots_timeout: float = 10.0  # one deadline for a robots.txt fetch, redirects included
+    retry_backoff: float = 1.0  # seconds before the first retry, doubling after
     sitemaps: bool = True
     max_sitemaps_per_host: int = 50  # files, indexes included
     sitemap_max_bytes: int = 50 * 1024 * 1024  # decompressed, per file
@@ -136,6 +146,7 @@ class Crawler:
         self.stop_requested = False
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
         self._sitemap_tasks: set[asyncio.Task[None]] = set()
+        self._failures: dict[str, int] = {}  # politeness host -> failures in a row
         self.stats = CrawlStats()
 
     def stop(self) -> None:
@@ -174,6 +185,10 @@ class Crawler:
             if not any(s.contains(c.url) for s in self._scopes):
                 continue
             if self._frontier.seen(c.url):
+                continue
+            if self.stats.parked and politeness_host(c.url) in self.stats.parked:
+                self.stats.skip("host parked after repeated failures", c.url)
+                self._frontier.mark_seen(c.url)
                 continue
             reason = unsafe_reason(c.url)
             if reason is not None:
@@ -232,6 +247,12 @@ class Crawler:
             self.stats.skip(refusal, item.url)
             self._sink.skipped(item, f"robots.txt: {robots.policy.reason}")
             return
+        host = politeness_host(item.url)
+        if host in self.stats.parked:
+            self._reserved -= 1
+            self.stats.skip("host parked after repeated failures", item.url)
+            self._sink.skipped(item, f"host parked: {self.stats.parked[host]}")
+            return
         self.stats.fetched += 1
         try:
             result = await self._fetcher.get(
@@ -240,19 +261,28 @@ class Crawler:
                 headers=self._sink.request_headers(item),
             )
         except FetchError as e:
-            self.stats.failed += 1
-            self._sink.failed(item, str(e) or type(e).__name__)
+            error = str(e) or type(e).__name__
+            if isinstance(e, RETRIED_ERRORS) and item.retries < MAX_SERVER_RETRIES:
+                self._retry(item, None, f"{type(e).__name__}: retried later", loop)
+            else:
+                self.stats.failed += 1
+                if isinstance(e, HostUnreachable):
+                    self.stats.skip(f"host unreachable ({_kind(error)})", item.url)
+                self._sink.failed(item, error)
+            self._host_failed(host, item.url, error, loop)
             return
-        if result.status in (429, 503) and item.retries < self._limits.max_retries:
+        if result.status == 429 and item.retries < self._limits.max_retries:
             # The server asks us to slow down: hold the whole host, then try again.
-            wait = _retry_after(result)
-            if wait is None:
-                wait = max(self._limits.delay, 1.0) * 2**item.retries
-            self._frontier.retry(replace(item, retries=item.retries + 1), loop.time() + wait)
-            self.stats.fetched -= 1
-            self._reserved -= 1
-            self.stats.skip(f"HTTP {result.status}: retried later", item.url)
+            self._retry(item, _retry_after(result), "HTTP 429: retried later", loop)
             return
+        if result.status in RETRIED_STATUSES:
+            self._host_failed(host, item.url, f"HTTP {result.status}", loop)
+            if item.retries < MAX_SERVER_RETRIES:
+                wait = _retry_after(result) if result.status == 503 else None
+                self._retry(item, wait, f"HTTP {result.status}: retried later", loop)
+                return
+        elif result.status < 500:
+            self._failures.pop(host, None)
         self.stats.ok += 1
         if result.status >= 500:
             self.stats.server_errors += 1
@@ -265,6 +295,39 @@ class Crawler:
             self._follow_redirect(item, found)
         elif item.depth + 1 <= self._limits.max_depth:
             self.admit([CrawlUrl(u, item.depth + 1, item.url) for u in found])
+
+    def _retry(
+        self, item: CrawlUrl, wait: float | None, reason: str, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Put ``item`` back and hold its whole host for ``wait`` seconds (exponential
+        back-off when None): the request does not count as fetched."""
+        if wait is None:
+            wait = max(self._limits.delay, self._limits.retry_backoff) * 2**item.retries
+        self._frontier.retry(replace(item, retries=item.retries + 1), loop.time() + wait)
+        self.stats.fetched -= 1
+        self._reserved -= 1
+        self.stats.skip(reason, item.url)
+
+    def _host_failed(
+        self, host: str, url: str, error: str, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """One more failure in a row at ``host`` (a retried server error, a reset, no
+        answer): past SLOW_AFTER its delay doubles with each, past PARK_AFTER it is
+        parked for the rest of the run, its queued URLs skipped without a request."""
+        if host in self.stats.parked:
+            return
+        failures = self._failures[host] = self._failures.get(host, 0) + 1
+        if failures >= PARK_AFTER:
+            self.stats.parked[host] = f"{failures} failures in a row, the last {error}"
+            log.warning("parking %s for the rest of the run: %s", host, self.stats.parked[host])
+            for dropped in self._frontier.drop_host(url):
+                self.stats.skip("host parked after repeated failures", dropped.url)
+                self._sink.skipped(dropped, f"host parked: {self.stats.parked[host]}")
+        elif failures >= SLOW_AFTER:
+            slower = max(self._limits.delay, self._limits.retry_backoff) * 2 ** (
+                failures - SLOW_AFTER + 1
+            )
+            self._frontier.set_delay(url, min(slower, MAX_CRAWL_DELAY), loop.time())
 
     def _internal_error(self, item: CrawlUrl) -> None:
         """Record a page whose processing raised: logged with its URL and counted."""
@@ -437,3 +500,12 @@ def _retry_after(result: FetchResult) -> float | None:
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
     return min(max(0.0, seconds), MAX_BACKOFF)
+
+
+def _kind(error: str) -> str:
+    """The kind of an unreachable host's error, for one summary line per kind."""
+    if error.startswith("TLS failure"):
+        return "TLS failure"
+    if error.startswith("unknown host name"):
+        return "unknown host name"
+    return "connection refused" if "refused" in error.lower() else "cannot connect"

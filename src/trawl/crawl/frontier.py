@@ -55,6 +55,8 @@ class CrawlFrontier(Protocol):
 
     def mark_seen(self, url: str) -> None: ...
 
+    def drop_host(self, url: str) -> list[CrawlUrl]: ...
+
     @property
     def queued(self) -> int: ...
 
@@ -206,6 +208,16 @@ class Frontier:
 
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen
+
+    def drop_host(self, url: str) -> list[CrawlUrl]:
+        """Take every URL queued for ``url``'s host out (a host parked for the run)."""
+        state = self._hosts.get(politeness_host(url))
+        if state is None:
+            return []
+        dropped = list(state.queue)
+        state.queue.clear()
+        self._queued -= len(dropped)
+        return dropped
 
     @property
     def queued(self) -> int:

@@ -161,6 +161,11 @@ class SharedFrontier:
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen
 
+    def drop_host(self, url: str) -> list[CrawlUrl]:
+        """Nothing taken out here: the host's rows stay in the store for other workers,
+        and this worker skips each one it claims without a request."""
+        return []
+
     def mark_seen(self, url: str) -> None:
         self._seen.add(hash(url))
 

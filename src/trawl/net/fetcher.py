@@ -16,7 +16,14 @@ from types import TracebackType
 
 import aiohttp
 
-from trawl.errors import BlockedAddress, FetchError, FetchTimeout, ResponseTooLarge
+from trawl.errors import (
+    BlockedAddress,
+    ConnectionLost,
+    FetchError,
+    FetchTimeout,
+    HostUnreachable,
+    ResponseTooLarge,
+)
 from trawl.net.addresses import Target, is_ip_literal, may_connect
 from trawl.net.resolver import ForbiddenAddress, SafeResolver
 from trawl.records import FetchResult
@@ -127,12 +134,26 @@ class Fetcher:
         except TimeoutError as e:
             raise FetchTimeout(f"timed out after {time.monotonic() - started:.1f}s") from e
         except aiohttp.ClientConnectorError as e:
-            if isinstance(e.os_error, ForbiddenAddress):
-                raise BlockedAddress(str(e.os_error)) from e
-            raise FetchError(f"cannot connect: {e.os_error.strerror or e.os_error}") from e
+            raise _connect_error(e) from e
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
+            raise ConnectionLost(f"connection lost: {e}"[:300]) from e
+        except aiohttp.ClientPayloadError as e:
+            raise ConnectionLost(f"answer cut short: {e}"[:300]) from e
         except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError, LookupError) as e:
             # ValueError, LookupError: malformed headers or an unknown content encoding.
             raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
+
+
+def _connect_error(e: aiohttp.ClientConnectorError) -> FetchError:
+    """Why no server answered, in words an operator acts on."""
+    if isinstance(e.os_error, ForbiddenAddress):
+        return BlockedAddress(str(e.os_error))
+    if isinstance(e, aiohttp.ClientSSLError):
+        return HostUnreachable(f"TLS failure: {e.os_error}"[:300])
+    if isinstance(e, aiohttp.ClientConnectorDNSError):
+        return HostUnreachable(f"unknown host name: {e.host}")
+    reason = e.os_error.strerror or str(e.os_error) or type(e.os_error).__name__
+    return HostUnreachable(f"cannot connect to {e.host}:{e.port}: {reason}")
 
 
 def _text(raw: bytes) -> str:

@@ -54,6 +54,7 @@ class CrawlOutcome:
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
     samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
     internal_errors: int = 0  # pages whose processing raised (logged with their URL)
+    parked_hosts: dict[str, str] = field(default_factory=dict)  # host -> why given up
 
     @classmethod
     def of(
@@ -87,6 +88,7 @@ class CrawlOutcome:
             skipped=dict(stats.skipped),
             samples=stats.samples,
             internal_errors=stats.internal_errors,
+            parked_hosts=dict(stats.parked),
         )
 
     @property
