@@ -4,6 +4,7 @@ against real loopback servers through the real pipeline."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fixture_sites import Route, SiteServer, html_page
@@ -55,3 +56,54 @@ async def test_xhtml_is_read_as_html(serve: Serve, tmp_path: Path) -> None:
     assert page is not None and page.indexable
     assert page.title == "Quokka facts"
     assert "quokka smiles" in page.text
+
+
+def sitemap_route(base: str, dated: dict[str, str]) -> Route:
+    urls = "".join(
+        f"<url><loc>{base}{path}</loc><lastmod>{day}</lastmod></url>" for path, day in dated.items()
+    )
+    return Route(
+        f"<urlset>{urls}</urlset>".encode(),
+        headers={"Content-Type": "application/xml"},
+        delay=1.0,  # read after the start page's links are queued
+    )
+
+
+async def test_a_sitemap_date_is_kept_for_a_url_a_link_found_first(
+    serve: Serve, tmp_path: Path
+) -> None:
+    dated = {"/a": "2022-01-01", "/b": "2022-01-02", "/c": "2022-01-03"}
+    site = serve({})
+    site.routes.update(
+        {
+            "/": html_page("Home", links(*dated)),
+            "/sitemap.xml": sitemap_route(site.base, dated),
+            **{p: html_page(p, "<p>dated</p>") for p in dated},
+        }
+    )
+
+    # Queued first as start URLs (as a link would be), fetched one at a time 0.8 s
+    # apart: /c goes out at 2.4 s, after the sitemap is read (1 s).
+    starts = [site.url(p) for p in ("/", *dated)]
+    await run(tmp_path, *starts, delay=0.8, host_concurrency=1)
+
+    page = stored(tmp_path, site.url("/c"))
+    assert page is not None
+    assert (page.modified_source, page.modified) == ("sitemap", datetime(2022, 1, 3, tzinfo=UTC))
+
+
+async def test_sitemap_urls_obey_max_depth(serve: Serve, tmp_path: Path) -> None:
+    dated = {"/orphan1": "2022-01-01", "/orphan2": "2022-01-02"}
+    site = serve({})
+    site.routes.update(
+        {
+            "/": html_page("Home", "no links"),
+            "/sitemap.xml": sitemap_route(site.base, dated),
+            **{p: html_page(p, "<p>orphan</p>") for p in dated},
+        }
+    )
+
+    outcome = await run(tmp_path, site.url("/"), max_depth=0)
+
+    assert site.page_paths() == ["/"]
+    assert outcome.skipped["sitemap URL past --max-depth"] == 2

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
@@ -44,6 +45,7 @@ MAX_SERVER_RETRIES = 2
 SLOW_AFTER = 3
 PARK_AFTER = 9
 SAMPLES_PER_REASON = 5
+MAX_LATE_LASTMODS = 200_000  # about 30 MB at most; past it a late date is lost
 _DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
 # IMF-fixdate and the two obsolete forms RFC 9110 5.6.7 still asks recipients to read:
 # printable ASCII only, so no Unicode digit or space reaches the date parser.
@@ -147,6 +149,8 @@ class Crawler:
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
         self._sitemap_tasks: set[asyncio.Task[None]] = set()
         self._failures: dict[str, int] = {}  # politeness host -> failures in a row
+        # Sitemap dates of URLs a link had queued first, until they are fetched.
+        self._lastmods: dict[str, datetime] = {}
         self.stats = CrawlStats()
 
     def stop(self) -> None:
@@ -286,6 +290,8 @@ class Crawler:
         self.stats.ok += 1
         if result.status >= 500:
             self.stats.server_errors += 1
+        if self._lastmods and item.lastmod is None and item.url in self._lastmods:
+            item = replace(item, lastmod=self._lastmods.pop(item.url))
         try:
             found = await self._sink.fetched(item, result)
         except Exception:
@@ -444,9 +450,24 @@ class Crawler:
             if depth < MAX_INDEX_DEPTH:
                 todo.extend((child, depth + 1, True) for child in sitemap.children)
             self.stats.sitemap_urls += len(sitemap.entries)
+            if self._limits.max_depth < 1:
+                # A sitemap's URLs are one hop from the start, like its links.
+                if sitemap.entries:
+                    reason = "sitemap URL past --max-depth"
+                    self.stats.skip(reason, sitemap.entries[0].url, len(sitemap.entries))
+                continue
             # lastmod rides with the URL: the parser already dropped it where the
             # sitemap's dates were not to be trusted.
-            self.admit([CrawlUrl(e.url, 1, url, lastmod=e.lastmod) for e in sitemap.entries])
+            entries = [CrawlUrl(e.url, 1, url, lastmod=e.lastmod) for e in sitemap.entries]
+            admitted = {c.url for c in self.admit(entries)}
+            for entry in entries:
+                # A link found the URL first: its date is kept for when it is fetched.
+                if (
+                    entry.lastmod is not None
+                    and entry.url not in admitted
+                    and len(self._lastmods) < MAX_LATE_LASTMODS
+                ):
+                    self._lastmods[entry.url] = entry.lastmod
 
     async def _fetch_robots(self, site: str) -> RobotsPolicy:
         # A deadline of its own, redirects included: every page of the origin waits
