@@ -21,7 +21,14 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 from trawl.crawl.frontier import CrawlFrontier
-from trawl.errors import ConnectionLost, FetchError, HostUnreachable, InvalidUrl, SitemapError
+from trawl.errors import (
+    ConnectionLost,
+    FetchError,
+    FetchTimeout,
+    HostUnreachable,
+    InvalidUrl,
+    SitemapError,
+)
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult
 from trawl.robots.policy import RobotsPolicy
@@ -245,6 +252,13 @@ class Crawler:
     async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
         robots = await self._robots_for(item.url, loop)
         refusal = robots.policy.refusal(item.url, self._limits.user_agent)
+        if refusal is not None and robots.policy.error:
+            # No server answered robots.txt: the host is down, not forbidding us.
+            self._reserved -= 1
+            self.stats.failed += 1
+            self.stats.skip(f"host unreachable ({_kind(robots.policy.error)})", item.url)
+            self._sink.failed(item, robots.policy.error)
+            return
         if refusal is not None:
             self._reserved -= 1
             self.stats.blocked += 1
@@ -270,7 +284,7 @@ class Crawler:
                 self._retry(item, None, f"{type(e).__name__}: retried later", loop)
             else:
                 self.stats.failed += 1
-                if isinstance(e, HostUnreachable):
+                if isinstance(e, HostUnreachable | FetchTimeout):
                     self.stats.skip(f"host unreachable ({_kind(error)})", item.url)
                 self._sink.failed(item, error)
             self._host_failed(host, item.url, error, loop)
@@ -477,9 +491,8 @@ class Crawler:
             async with asyncio.timeout(self._limits.robots_timeout):
                 return await self._fetch_robots_hops(site)
         except TimeoutError:
-            return RobotsPolicy.unreachable(
-                f"robots.txt: no answer within {self._limits.robots_timeout:g}s"
-            )
+            late = f"no answer within {self._limits.robots_timeout:g}s"
+            return RobotsPolicy.unreachable(f"robots.txt: {late}", late)
 
     async def _fetch_robots_hops(self, site: str) -> RobotsPolicy:
         url = site + "/robots.txt"
@@ -489,7 +502,7 @@ class Crawler:
                     url, max_bytes=self._limits.robots_max_bytes, read_types=("*",)
                 )
             except FetchError as e:
-                return RobotsPolicy.unreachable(f"robots.txt: {e}")
+                return RobotsPolicy.unreachable(f"robots.txt: {e}", str(e) or type(e).__name__)
             if result.location is None:
                 return RobotsPolicy.from_response(result.status, result.body)
             try:
@@ -529,4 +542,6 @@ def _kind(error: str) -> str:
         return "TLS failure"
     if error.startswith("unknown host name"):
         return "unknown host name"
+    if error.startswith(("timed out", "no answer")):
+        return "no answer in time"
     return "connection refused" if "refused" in error.lower() else "cannot connect"

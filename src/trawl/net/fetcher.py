@@ -152,6 +152,8 @@ def _connect_error(e: aiohttp.ClientConnectorError) -> FetchError:
         return HostUnreachable(f"TLS failure: {e.os_error}"[:300])
     if isinstance(e, aiohttp.ClientConnectorDNSError):
         return HostUnreachable(f"unknown host name: {e.host}")
+    if isinstance(e.os_error, ConnectionRefusedError):
+        return HostUnreachable(f"cannot connect to {e.host}:{e.port}: connection refused")
     reason = e.os_error.strerror or str(e.os_error) or type(e.os_error).__name__
     return HostUnreachable(f"cannot connect to {e.host}:{e.port}: {reason}")
 

@@ -22,6 +22,9 @@ class RobotsPolicy:
     allow_all: bool
     rules: RobotsRules | None = None
     reason: str = ""
+    # No answer at all (refused, unknown name, TLS, timeout): the host, not its
+    # robots.txt, keeps us out, and its pages are failures with this error.
+    error: str = ""
 
     @classmethod
     def from_response(cls, status: int, body: bytes) -> RobotsPolicy:
@@ -38,8 +41,9 @@ class RobotsPolicy:
         )
 
     @classmethod
-    def unreachable(cls, reason: str) -> RobotsPolicy:
-        return cls(allow_all=False, rules=None, reason=reason + ": nothing allowed")
+    def unreachable(cls, reason: str, error: str = "") -> RobotsPolicy:
+        """Nothing allowed for now; ``error``: no server answered at all."""
+        return cls(allow_all=False, rules=None, reason=reason + ": nothing allowed", error=error)
 
     def allows(self, url: str, user_agent: str) -> bool:
         return self.refusal(url, user_agent) is None
