@@ -63,6 +63,12 @@ class Settings:
     )
     max_depth: int = _setting(50, "Links further than this many hops from a start URL are ignored.")
     max_per_host: int = _setting(0, "URLs admitted per host in one crawl; 0: no limit.")
+    host_aliases: str = _setting(
+        "",
+        "HOST=TARGET:PORT pairs, comma-separated: pages keep HOST in their URLs while"
+        " requests go to TARGET over plain HTTP (a mirror, a staging copy, a site behind"
+        " a proxy, crawled as itself).",
+    )
     max_pending: int = _setting(
         1_000_000, "URLs waiting in the frontier at most (bounds memory); more are dropped.", 1
     )

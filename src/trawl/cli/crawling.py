@@ -17,6 +17,7 @@ from trawl.settings import Settings
 from trawl.store.base import Store
 
 if TYPE_CHECKING:
+    from trawl.pipeline.crawl_run import CrawlOutcome
     from trawl.stage_pool import StagePool
 from trawl.cli.common import (
     ConfigOpt,
@@ -67,6 +68,12 @@ def crawl(
     host_concurrency: Annotated[int | None, setting_option("host_concurrency")] = None,
     delay: Annotated[float | None, setting_option("delay")] = None,
     allow_host: AllowHostOpt = None,
+    alias: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="HOST=TARGET:PORT: crawl HOST with its requests sent to TARGET (a mirror)."
+        ),
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Resume the last stopped or killed crawl.")
     ] = False,
@@ -108,6 +115,7 @@ def crawl(
             delay=delay,
             host_concurrency=host_concurrency,
             allow_host=allow_host,
+            alias=alias,
             resume=resume,
             fresh=fresh,
             render=render,
@@ -131,6 +139,7 @@ def _crawl(
     delay: float | None,
     host_concurrency: int | None,
     allow_host: list[str] | None,
+    alias: list[str] | None,
     resume: bool,
     fresh: bool,
     render: bool | None,
@@ -138,6 +147,7 @@ def _crawl(
 ) -> None:
     from trawl.pipeline.crawl_run import crawl as run_crawl
     from trawl.store import open_store
+    from trawl.urls.start import parse_host_aliases
 
     try:
         if speed is not None:
@@ -154,6 +164,9 @@ def _crawl(
             host_concurrency=host_concurrency,
             render=render,
         )
+        if alias:
+            settings = settings.replace(host_aliases=",".join(alias))
+        parse_host_aliases(settings.host_aliases)  # a typo fails here, not mid-crawl
         allowed = [parse_host_port(h) for h in allow_host or []]
         check_extras(settings)
         store = open_store(settings)
@@ -219,15 +232,38 @@ def _crawl(
         + (f", {outcome.internal_errors} internal errors" if outcome.internal_errors else "")
     )
     for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
+        if reason.startswith("not indexed: "):
+            continue  # fetched, not skipped: the main_loss line below says it
         example = outcome.samples.get(reason, [""])[0]
         typer.echo(f"  skipped {count:>6}  {reason}" + (f"  e.g. {example}" if example else ""))
     for host, why in outcome.parked_hosts.items():
         typer.echo(f"  parked for the rest of the run: {host} ({why})")
+    if outcome.main_loss is not None:
+        typer.echo(f"  {outcome.main_loss}")
     if outcome.resources_checked:
         typer.echo(
             f"  resources checked: {outcome.resources_checked},"
             f" broken: {outcome.resources_broken} (see `trawl resources --broken`)"
         )
+    failure = _failure(outcome)
+    if failure is not None:
+        # Last line, and a non-zero status: a script or a scheduler must notice.
+        typer.echo(failure)
+        raise typer.Exit(1)
+
+
+def _failure(outcome: CrawlOutcome) -> str | None:
+    """Why a finished crawl is a failure (unhealthy, or nothing searchable), or None."""
+    loss = outcome.main_loss
+    if outcome.outcome == "unhealthy":
+        errors = outcome.failed + outcome.internal_errors
+        why = loss or f"{errors} of {outcome.fetched} requests failed"
+        if outcome.ok == 0 and outcome.fetched == 0:
+            why = "no page could be fetched"
+        return f"crawl failed (unhealthy): {why}"
+    if outcome.outcome != "stopped" and outcome.indexed + outcome.unchanged == 0:
+        return f"crawl failed: nothing indexed ({loss or 'no indexable page was found'})"
+    return None
 
 
 def _start_urls(urls: list[str], resume: bool, store: Store) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from trawl.crawl.frontier import CrawlFrontier
 from trawl.errors import (
+    BlockedAddress,
     ConnectionLost,
     FetchError,
     FetchTimeout,
@@ -252,6 +253,11 @@ class Crawler:
     async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
         robots = await self._robots_for(item.url, loop)
         refusal = robots.policy.refusal(item.url, self._limits.user_agent)
+        if refusal is not None and robots.policy.refused_address:
+            self._reserved -= 1
+            self.stats.skip("address not allowed (private or reserved)", item.url)
+            self._sink.failed(item, robots.policy.error)
+            return
         if refusal is not None and robots.policy.error:
             # No server answered robots.txt: the host is down, not forbidding us.
             self._reserved -= 1
@@ -278,6 +284,13 @@ class Crawler:
                 max_bytes=self._limits.max_bytes,
                 headers=self._sink.request_headers(item),
             )
+        except BlockedAddress as e:
+            # Our own rule refused it before any request: not the server failing.
+            self.stats.fetched -= 1
+            self._reserved -= 1
+            self.stats.skip("address not allowed (private or reserved)", item.url)
+            self._sink.failed(item, str(e))
+            return
         except FetchError as e:
             error = str(e) or type(e).__name__
             if isinstance(e, RETRIED_ERRORS) and item.retries < MAX_SERVER_RETRIES:
@@ -501,6 +514,9 @@ class Crawler:
                 result = await self._fetcher.get(
                     url, max_bytes=self._limits.robots_max_bytes, read_types=("*",)
                 )
+            except BlockedAddress as e:
+                # Never asked: our own address rule, not the host, keeps us out.
+                return RobotsPolicy.unreachable(f"robots.txt: {e}", str(e), refused_address=True)
             except FetchError as e:
                 return RobotsPolicy.unreachable(f"robots.txt: {e}", str(e) or type(e).__name__)
             if result.location is None:

@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Collection, Mapping
 from types import TracebackType
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
@@ -48,8 +49,12 @@ class Fetcher:
         concurrency: int,
         host_concurrency: int,
         allowed: frozenset[Target] = frozenset(),
+        aliases: Mapping[str, Target] | None = None,
     ) -> None:
+        """``aliases``: host name -> the host:port its requests go to, over plain HTTP
+        (``host_aliases``); the targets must be in ``allowed`` when private."""
         self._allowed = allowed
+        self._aliases = dict(aliases or {})
         self._user_agent = user_agent
         self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=min(timeout, 10.0))
         self._limits = (concurrency, host_concurrency)
@@ -106,13 +111,21 @@ class Fetcher:
         if self._session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
         host, port = host_port(url)
+        request_url, alias = url, self._aliases.get(host)
+        if alias is not None:
+            request_url, headers = _aliased(url, alias, headers)
+            host, port = alias
         # aiohttp skips the resolver for IP literals, so the policy is applied here too.
         if is_ip_literal(host) and not may_connect(host, port, host, self._allowed):
             raise BlockedAddress(f"{host} is not a public address")
         started = time.monotonic()
         try:
-            async with self._session.get(url, allow_redirects=False, headers=headers) as response:
+            async with self._session.get(
+                request_url, allow_redirects=False, headers=headers
+            ) as response:
                 received = tuple((_text(k), _text(v)) for k, v in response.raw_headers)
+                if alias is not None:
+                    received = _unaliased(received, url, alias)
                 media_type = response.content_type.lower()
                 body, truncated = b"", False
                 if "*" in read_types or media_type in read_types:
@@ -142,6 +155,35 @@ class Fetcher:
         except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError, LookupError) as e:
             # ValueError, LookupError: malformed headers or an unknown content encoding.
             raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
+
+
+def _aliased(
+    url: str, target: Target, headers: Mapping[str, str] | None
+) -> tuple[str, dict[str, str]]:
+    """The request for ``url`` sent to ``target`` instead, naming ``url``'s host in Host:
+    what a proxy or a virtual host needs to answer as the site."""
+    parts = urlsplit(url)
+    host = f"[{target[0]}]" if ":" in target[0] else target[0]
+    request_url = urlunsplit(("http", f"{host}:{target[1]}", parts.path, parts.query, ""))
+    return request_url, {**(headers or {}), "Host": parts.netloc}
+
+
+def _unaliased(
+    received: tuple[tuple[str, str], ...], url: str, target: Target
+) -> tuple[tuple[str, str], ...]:
+    """A Location naming the target's own address names the aliased site again."""
+    host = f"[{target[0]}]" if ":" in target[0] else target[0]
+    mirror = f"http://{host}:{target[1]}"
+    parts = urlsplit(url)
+    site = f"{parts.scheme}://{parts.netloc}"
+    return tuple(
+        (k, site + v[len(mirror) :])
+        if k.lower() == "location"
+        and v.startswith(mirror)
+        and v[len(mirror) : len(mirror) + 1] in ("", "/", "?")
+        else (k, v)
+        for k, v in received
+    )
 
 
 def _connect_error(e: aiohttp.ClientConnectorError) -> FetchError:

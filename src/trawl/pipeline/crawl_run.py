@@ -31,6 +31,7 @@ from trawl.store.base import Store
 from trawl.urls.identity import host_port, normalise
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import make_scope
+from trawl.urls.start import parse_host_aliases
 
 if TYPE_CHECKING:
     from trawl.net.renderer import Renderer
@@ -55,6 +56,19 @@ class CrawlOutcome:
     samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
     internal_errors: int = 0  # pages whose processing raised (logged with their URL)
     parked_hosts: dict[str, str] = field(default_factory=dict)  # host -> why given up
+    unchanged: int = 0  # pages that answered 304 (still searchable)
+    not_indexed: dict[str, int] = field(default_factory=dict)  # reason -> fetched pages
+
+    @property
+    def main_loss(self) -> str | None:
+        """When most fetched pages were not indexed for one reason, that reason, counted:
+        "368 pages canonicalised to sumo.dlr.de (outside the crawl): not indexed"."""
+        if not self.not_indexed:
+            return None
+        reason, count = max(self.not_indexed.items(), key=lambda kv: kv[1])
+        if count * 2 <= max(1, self.ok):
+            return None
+        return f"{count} pages {reason}: not indexed"
 
     @classmethod
     def of(
@@ -69,6 +83,8 @@ class CrawlOutcome:
         resumed_from: int | None = None,
         resources_checked: int = 0,
         resources_broken: int = 0,
+        unchanged: int = 0,
+        not_indexed: dict[str, int] | None = None,
     ) -> CrawlOutcome:
         """The outcome of a run that began at ``started`` (monotonic) with ``stats``."""
         return cls(
@@ -89,6 +105,8 @@ class CrawlOutcome:
             samples=stats.samples,
             internal_errors=stats.internal_errors,
             parked_hosts=dict(stats.parked),
+            unchanged=unchanged,
+            not_indexed=not_indexed or {},
         )
 
     @property
@@ -175,10 +193,15 @@ async def crawl(
             store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
             raise
         resources: list[ResourceCheck] = []
-        if settings.resource_checks > 0 and outcome != "stopped":
+        # The header checks resolve hosts themselves: an aliased site's real host
+        # would be asked, so a crawl with aliases makes none.
+        if settings.resource_checks > 0 and outcome != "stopped" and not settings.host_aliases:
             resources = await check_resources(
                 store, crawl_id, settings, _allowed(start_urls, allow, trust_start_urls)
             )
+        loss = _main_loss(pipeline, stats)
+        if loss is not None:
+            stats.skipped[f"not indexed: {loss[0]}"] = loss[1]
         pruned = await finish_crawl(
             store,
             index,
@@ -202,6 +225,8 @@ async def crawl(
         resumed_from=previous.id if previous else None,
         resources_checked=len(resources),
         resources_broken=sum(r.broken for r in resources),
+        unchanged=pipeline.unchanged,
+        not_indexed=dict(pipeline.not_indexed),
     )
 
 
@@ -227,12 +252,15 @@ async def run_crawler(
         robots_max_bytes=settings.robots_max_bytes,
         scope=settings.scope,
     )
+    aliases = parse_host_aliases(settings.host_aliases)
     async with Fetcher(
         user_agent=settings.user_agent,
         timeout=settings.timeout,
         concurrency=settings.concurrency,
         host_concurrency=settings.host_concurrency,
-        allowed=_allowed(start_urls, allow, trust_start_urls),
+        # The user named the alias targets: like --allow-host, they may be private.
+        allowed=_allowed(start_urls, allow, trust_start_urls) | frozenset(aliases.values()),
+        aliases=aliases,
     ) as fetcher:
         crawler = Crawler(fetcher, pipeline, limits, frontier, on_progress)
         async with _renderer(settings, fetcher, start_urls, crawler) as renderer:
@@ -252,6 +280,14 @@ async def run_crawler(
     if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
         return stats, "unhealthy"
     return stats, "complete"
+
+
+def _main_loss(pipeline: PagePipeline, stats: CrawlStats) -> tuple[str, int] | None:
+    """The one reason most fetched pages were not indexed, if there is one."""
+    if not pipeline.not_indexed:
+        return None
+    reason, count = pipeline.not_indexed.most_common(1)[0]
+    return (reason, count) if count * 2 > max(1, stats.ok) else None
 
 
 def _allowed(

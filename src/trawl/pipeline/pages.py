@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from trawl.errors import RenderError
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
-from trawl.records import CrawlUrl, FetchResult, Link
+from trawl.records import CrawlUrl, FetchResult, Link, PageRecord
 from trawl.stage_pool import StagePool
 from trawl.store.base import Store
+from trawl.understand.indexability import Indexability
 from trawl.understand.response import (
     blocked_page,
     failed_page,
@@ -58,6 +61,8 @@ class PagePipeline:
         self._index = index
         self._crawl_id = crawl_id
         self.indexed_urls: list[str] = []
+        self.unchanged = 0  # pages that answered 304: still in the index
+        self.not_indexed: Counter[str] = Counter()  # why fetched pages are not indexed
         self.renderer: Renderer | None = None  # set for the crawl when --render
 
     @property
@@ -79,6 +84,7 @@ class PagePipeline:
 
     async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
         if result.status == 304:
+            self.unchanged += 1
             self._store.touch_page(item.url, self._crawl_id)
             return followed(tuple(self._store.links_from(item.url)))
         record, follow = understand_response(item, result)
@@ -107,6 +113,9 @@ class PagePipeline:
             await asyncio.to_thread(self._store.save_page, record, links, self._crawl_id)
         else:
             self._store.save_page(record, links, self._crawl_id)
+        if not record.indexable and record.redirect_to is None:
+            # A redirect is not a page lost: its target is crawled in its place.
+            self.not_indexed[_not_indexed_reason(record)] += 1
         if self._index is None:
             return follow
         if record.indexable:
@@ -139,3 +148,13 @@ class PagePipeline:
             if self._index is not None:
                 self._index.delete(item.url)
         self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)
+
+
+def _not_indexed_reason(record: PageRecord) -> str:
+    """Why a fetched page is not searchable, in a summary's words."""
+    label = record.indexability or "not a page"
+    if record.canonical and label == Indexability.CANONICALISED.value:
+        host = urlsplit(record.canonical).netloc
+        if host != urlsplit(record.url).netloc:
+            return f"canonicalised to {host} (outside the crawl)"
+    return label.lower()

@@ -25,6 +25,7 @@ class RobotsPolicy:
     # No answer at all (refused, unknown name, TLS, timeout): the host, not its
     # robots.txt, keeps us out, and its pages are failures with this error.
     error: str = ""
+    refused_address: bool = False  # the host's address is one we must not contact
 
     @classmethod
     def from_response(cls, status: int, body: bytes) -> RobotsPolicy:
@@ -41,9 +42,17 @@ class RobotsPolicy:
         )
 
     @classmethod
-    def unreachable(cls, reason: str, error: str = "") -> RobotsPolicy:
+    def unreachable(
+        cls, reason: str, error: str = "", *, refused_address: bool = False
+    ) -> RobotsPolicy:
         """Nothing allowed for now; ``error``: no server answered at all."""
-        return cls(allow_all=False, rules=None, reason=reason + ": nothing allowed", error=error)
+        return cls(
+            allow_all=False,
+            rules=None,
+            reason=reason + ": nothing allowed",
+            error=error,
+            refused_address=refused_address,
+        )
 
     def allows(self, url: str, user_agent: str) -> bool:
         return self.refusal(url, user_agent) is None

@@ -6,7 +6,7 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from trawl.errors import InvalidUrl
+from trawl.errors import ConfigError, InvalidUrl
 from trawl.urls.identity import normalise
 
 _HAS_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
@@ -69,3 +69,19 @@ def _is_other_scheme(text: str) -> bool:
         return True
     has_userinfo = "@" in text.split("/", 1)[0]
     return not _PORT_THEN_REST.match(rest) and not has_userinfo
+
+
+def parse_host_aliases(text: str) -> dict[str, tuple[str, int]]:
+    """``"sumo.dlr.de=127.0.0.1:8765, b.example=10.0.0.2:80"`` as {host: (host, port)}:
+    the crawl names pages by the first host and sends their requests to the second."""
+    aliases: dict[str, tuple[str, int]] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, target = pair.partition("=")
+        host, colon, port = target.strip().rpartition(":")
+        name = name.strip().lower().rstrip(".")
+        if not sep or not name or not colon or not host or not port.isdigit():
+            raise ConfigError(f"an alias is HOST=TARGET_HOST:PORT, not {pair!r}")
+        if not 0 < int(port) < 65536:
+            raise ConfigError(f"alias {pair!r}: port out of range")
+        aliases[name] = (host.strip("[]").lower(), int(port))
+    return aliases

@@ -1,0 +1,56 @@
+"""`trawl crawl` tells a failed crawl apart: a non-zero status and the reason on the last
+line, as a user would run it against real loopback servers."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+
+from fixture_sites import SiteServer, html_page, trawl
+
+Serve = Callable[..., SiteServer]
+
+
+def test_a_mirror_canonicalised_elsewhere_fails_and_says_why(serve: Serve, tmp_path: Path) -> None:
+    live = '<link rel="canonical" href="https://docs.example.org{path}">'
+    pages = {f"/p{i}": html_page(f"P{i}", "<p>mirrored</p>") for i in range(4)}
+    site = serve({"/": html_page("Home", "".join(f'<a href="{p}">{p}</a>' for p in pages))})
+    for path, route in {"/": site.routes["/"], **pages}.items():
+        route.body = route.body.replace(b"</head>", live.format(path=path).encode() + b"</head>")
+        site.routes[path] = route
+
+    result = trawl("crawl", site.url("/"), "--data", str(tmp_path / "d"), "--delay", "0")
+
+    assert result.returncode == 1, result.stdout
+    last = result.stdout.strip().splitlines()[-1]
+    assert last == (
+        "crawl failed: nothing indexed (5 pages canonicalised to docs.example.org"
+        " (outside the crawl): not indexed)"
+    )
+    assert "  5 pages canonicalised to docs.example.org (outside the crawl): not indexed" in (
+        result.stdout
+    )
+
+
+def test_an_unreachable_start_fails_and_says_why(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    result = trawl("crawl", f"http://127.0.0.1:{port}/", "--data", str(tmp_path / "d"))
+
+    assert result.returncode == 1
+    assert (
+        result.stdout.strip().splitlines()[-1]
+        == "crawl failed (unhealthy): no page could be fetched"
+    )
+    assert "host unreachable (connection refused)" in result.stdout
+
+
+def test_a_healthy_crawl_exits_zero(serve: Serve, tmp_path: Path) -> None:
+    site = serve({"/": html_page("Home", "<p>fine</p>")})
+
+    result = trawl("crawl", site.url("/"), "--data", str(tmp_path / "d"), "--delay", "0")
+
+    assert result.returncode == 0, result.stdout

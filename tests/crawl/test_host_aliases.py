@@ -1,0 +1,78 @@
+"""A mirror crawled as itself: the SUMO docs served as they are (every page names
+https://sumo.dlr.de as canonical) on loopback, crawled with and without an alias."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixture_sites import shared_data
+from trawl.pipeline.crawl_run import CrawlOutcome, crawl
+from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def mirror() -> Iterator[tuple[str, int]]:
+    """The mirror as is: nothing rewritten, so its pages point at the live site."""
+    root = shared_data("site-sumo-docs")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield "127.0.0.1", int(httpd.server_address[1])
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def run(tmp_path: Path, start: str, **settings: object) -> CrawlOutcome:
+    config = Settings(data=tmp_path, delay=0.0, concurrency=8, host_concurrency=8).replace(
+        **settings
+    )
+    store = SQLiteStore(config.sqlite_path)
+    try:
+        return asyncio.run(crawl([start], config, store))
+    finally:
+        store.close()
+
+
+def test_a_mirror_says_its_pages_are_canonicalised_away(
+    mirror: tuple[str, int], tmp_path: Path
+) -> None:
+    host, port = mirror
+
+    outcome = run(tmp_path, f"http://{host}:{port}/docs/index.html")
+
+    assert outcome.main_loss is not None
+    assert outcome.main_loss.endswith(
+        "pages canonicalised to sumo.dlr.de (outside the crawl): not indexed"
+    )
+    assert outcome.indexed < 10
+
+
+def test_an_alias_crawls_the_mirror_as_the_site(mirror: tuple[str, int], tmp_path: Path) -> None:
+    host, port = mirror
+
+    # Every request goes to the loopback mirror; no other address is contacted.
+    outcome = run(
+        tmp_path, "https://sumo.dlr.de/docs/index.html", host_aliases=f"sumo.dlr.de={host}:{port}"
+    )
+
+    assert outcome.outcome == "complete"
+    assert outcome.main_loss is None
+    assert outcome.indexed > 300
+    store = SQLiteStore(tmp_path / "trawl.sqlite")
+    page = store.page("https://sumo.dlr.de/docs/index.html")
+    store.close()
+    assert page is not None and page.indexability == "Indexable"
