@@ -107,3 +107,41 @@ async def test_sitemap_urls_obey_max_depth(serve: Serve, tmp_path: Path) -> None
 
     assert site.page_paths() == ["/"]
     assert outcome.skipped["sitemap URL past --max-depth"] == 2
+
+
+def xml_route(text: str) -> Route:
+    return Route(text.encode(), headers={"Content-Type": "application/xml"})
+
+
+async def test_sitemap_indexes_are_followed_three_levels_deep_no_more(
+    serve: Serve, tmp_path: Path
+) -> None:
+    site = serve({"/": html_page("Home", "no links")})
+    b = site.base
+
+    def index(*children: str) -> Route:
+        entries = "".join(f"<sitemap><loc>{b}{c}</loc></sitemap>" for c in children)
+        return xml_route(f"<sitemapindex>{entries}</sitemapindex>")
+
+    def urlset(*pages: str) -> Route:
+        return xml_route(
+            "<urlset>" + "".join(f"<url><loc>{b}{p}</loc></url>" for p in pages) + "</urlset>"
+        )
+
+    site.routes.update(
+        {
+            "/sitemap.xml": index("/i1.xml"),  # level 0
+            "/i1.xml": index("/i2.xml"),  # 1
+            "/i2.xml": index("/u3.xml", "/i3.xml"),  # 2
+            "/u3.xml": urlset("/at3"),  # 3: read
+            "/i3.xml": index("/u4.xml"),  # 3: read, its children are not
+            "/u4.xml": urlset("/deep"),
+            "/at3": html_page("At three", "ok"),
+            "/deep": html_page("Deep", "too deep"),
+        }
+    )
+
+    await run(tmp_path, site.url("/"))
+
+    assert "/at3" in site.paths() and "/i3.xml" in site.paths()
+    assert "/u4.xml" not in site.paths() and "/deep" not in site.paths()
