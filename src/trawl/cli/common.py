@@ -3,6 +3,7 @@ exit codes, loading settings, opening the store, failing with a message."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
@@ -153,7 +154,12 @@ def opened_store(settings: Settings, *, create: bool = False) -> Iterator[Store]
 
 
 def parse_host_port(text: str) -> tuple[str, int]:
+    if "/" in text:  # a network: every address in it, any port (net/addresses.ANY_PORT)
+        try:
+            return str(ipaddress.ip_network(text.strip(), strict=False)), 0
+        except ValueError:
+            raise ConfigError(f"--allow-host: {text!r} is not a network") from None
     host, sep, port = text.strip().rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ConfigError(f"--allow-host wants HOST:PORT, not {text!r}")
+        raise ConfigError(f"--allow-host wants HOST:PORT or a network (10.1.0.0/16), not {text!r}")
     return host.strip("[]").lower(), int(port)

@@ -45,7 +45,8 @@ _PRESETS_HELP = ", ".join(
 AllowHostOpt = Annotated[
     list[str] | None,
     typer.Option(
-        help="Also allow this private HOST:PORT, which the address checks refuse (repeatable)."
+        help="Also allow this private HOST:PORT, or a whole network (10.1.0.0/16), which the"
+        " address checks refuse (repeatable)."
     ),
 ]
 

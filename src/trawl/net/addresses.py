@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 
-Target = tuple[str, int]  # (host, port) exactly as the user named it
+# (host, port) exactly as the user named it; or (network, ANY_PORT) for a network the
+# user named ("10.1.0.0/16"): every address in it, on any port (an intranet crawl).
+Target = tuple[str, int]
+ANY_PORT = 0
 
 
 def is_ip_literal(host: str) -> bool:
@@ -63,6 +66,19 @@ def may_connect(host: str, port: int, address: str, allowed: frozenset[Target]) 
     """A connection to ``address`` for ``host:port`` is allowed.
 
     ``allowed`` holds the exact host and port of start URLs the user gave:
-    naming ``http://127.0.0.1:8765/`` opens that one target, nothing next to it.
+    naming ``http://127.0.0.1:8765/`` opens that one target, nothing next to it;
+    and the networks the user named (``--allow-host 10.1.0.0/16``), whole.
     """
-    return (host.strip("[]").lower(), port) in allowed or is_public(address)
+    if (host.strip("[]").lower(), port) in allowed or is_public(address):
+        return True
+    return any(p == ANY_PORT and "/" in net and _in_network(address, net) for net, p in allowed)
+
+
+def _in_network(address: str, network: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip("[]").split("%", 1)[0])
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return ip in ipaddress.ip_network(network)
+    except ValueError:
+        return False
