@@ -1,0 +1,220 @@
+"""Many-host benchmark: a crawl bound by politeness, not by parsing.
+
+N sites on loopback, each on its own address in 127.0.0.0/8 (127.10.x.y), P pages each
+(the home page links to the others), every answer delayed 20-80 ms, and a per-host delay
+of 1 s with one request per host at a time. The physical limit is the per-host schedule:
+(P - 1) x 1 s for the whole crawl, whatever the machine. Trawl and Scrapy (set up for
+broad crawls as its documentation advises: DownloaderAwarePriorityQueue, a 1 s delay
+per domain, one request per domain at a time, 16 in all) each crawl every site once.
+Reported: wall seconds against the schedule, pages, CPU seconds per page, and peak
+memory (the largest resident set of the crawler's process tree, from wait4).
+
+    .venv/bin/python bench/many_hosts.py [--hosts 100] [--pages 20]
+    .venv/bin/python bench/many_hosts.py --hosts 1000 --pages 5
+
+The machine is shared: only ratios measured in one run mean much.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+TRAWL_SUMMARY = re.compile(r"crawl \d+ \w+.*?: (\d+) fetched")
+CONCURRENCY = 16
+
+
+def address(i: int) -> str:
+    return f"127.10.{i // 250}.{i % 250 + 1}"
+
+
+# -- the sites -------------------------------------------------------------------
+
+
+def serve(hosts: int, pages: int, port: int) -> None:
+    """Every site on its own loopback address, one asyncio process, answers delayed."""
+    from aiohttp import web  # noqa: PLC0415 - only the server process needs it
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(random.uniform(0.02, 0.08))
+        path = request.path
+        if path == "/":
+            links = "".join(f'<a href="/p{k}">page {k}</a> ' for k in range(1, pages))
+            body = f"<html><head><title>Home</title></head><body>{links}</body></html>"
+        elif re.fullmatch(r"/p\d+", path) and 0 < int(path[2:]) < pages:
+            words = " ".join(random.choice(("river", "stone", "lamp", "field")) for _ in range(80))
+            body = f"<html><head><title>{path}</title></head><body><p>{words}</p></body></html>"
+        else:
+            return web.Response(status=404, text="not found")
+        return web.Response(text=body, content_type="text/html")
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_get("/{tail:.*}", page)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        for i in range(hosts):
+            await web.TCPSite(runner, address(i), port, backlog=128).start()
+        print("ready", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+# -- the crawlers ----------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    seconds: float
+    pages: int
+    cpu: float
+    peak_mb: float
+
+
+def measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Run, list[str]]:
+    """Wall and CPU seconds and peak memory of one crawler process tree, with its stdout.
+    Output goes to files so the process is reaped by wait4, which reports its own usage:
+    CPU of the process and the children it waited for; ru_maxrss the largest resident
+    set among them (KiB on Linux), not their sum."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        lines = out.read().decode().strip().splitlines()
+        if proc.returncode not in (0, 1) or not lines:
+            raise SystemExit(
+                f"bench: {cmd[:3]} failed ({proc.returncode}):\n{err.read()[-2000:]!r}"
+            )
+    cpu = usage.ru_utime + usage.ru_stime
+    return Run(seconds, 0, cpu, usage.ru_maxrss / 1024), lines
+
+
+def run_trawl(starts: list[str]) -> Run:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
+    with tempfile.TemporaryDirectory(prefix="trawl-many-") as tmp:
+        cmd = [str(BIN / "trawl"), "crawl", *starts, "--data", str(Path(tmp) / "data")]
+        cmd += ["--delay", "1", "--host-concurrency", "1", "--concurrency", str(CONCURRENCY)]
+        run, lines = measured(cmd, Path(tmp), env)
+    match = next((m for m in map(TRAWL_SUMMARY.search, lines) if m), None)
+    if match is None:
+        raise SystemExit(f"bench: no trawl summary line in {lines!r}")
+    run.pages = int(match.group(1))
+    return run
+
+
+def run_scrapy(starts: list[str]) -> Run:
+    run, lines = measured([sys.executable, __file__, "--scrapy", *starts], ROOT)
+    run.pages = int(lines[-1])
+    return run
+
+
+SCRAPY_SETTINGS: dict[str, Any] = {
+    # docs.scrapy.org, "Broad Crawls", and the per-domain politeness of this bench.
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+    "CONCURRENT_REQUESTS": CONCURRENCY,
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+    "DOWNLOAD_DELAY": 1.0,
+    "RANDOMIZE_DOWNLOAD_DELAY": False,
+    "REACTOR_THREADPOOL_MAXSIZE": 20,
+    "LOG_LEVEL": "WARNING",
+    "COOKIES_ENABLED": False,
+    "RETRY_ENABLED": False,
+    "DOWNLOAD_TIMEOUT": 15,
+    "REDIRECT_ENABLED": False,
+    "AJAXCRAWL_ENABLED": True,
+    "ROBOTSTXT_OBEY": True,
+    "TELNETCONSOLE_ENABLED": False,
+    "HTTPCACHE_ENABLED": False,
+}
+
+
+def scrapy_main(starts: list[str]) -> int:
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    from scrapy import Request, Spider  # noqa: PLC0415 - only the Scrapy run
+    from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
+    from scrapy.http import Response  # noqa: PLC0415
+    from scrapy.linkextractors import LinkExtractor  # noqa: PLC0415
+
+    class ManySpider(Spider):
+        name = "many"
+        pages = 0
+
+        async def start(self) -> Any:
+            for url in starts:
+                yield Request(url)
+
+        def parse(self, response: Response, **kwargs: Any) -> Any:
+            ManySpider.pages += 1
+            netloc = urlsplit(response.url).netloc
+            for link in LinkExtractor(tags=("a",), attrs=("href",)).extract_links(response):
+                if urlsplit(link.url).netloc == netloc:
+                    yield response.follow(link, callback=self.parse)
+
+    process = CrawlerProcess(settings=SCRAPY_SETTINGS)
+    process.crawl(ManySpider)
+    process.start()
+    print(ManySpider.pages)
+    return 0
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--scrapy":
+        return scrapy_main(sys.argv[2:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--pages", type=int, default=20)
+    parser.add_argument("--only", choices=("trawl", "scrapy"))
+    args = parser.parse_args()
+    port = 18000 + os.getpid() % 1000
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(args.hosts), str(args.pages), str(port)],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert server.stdout is not None
+        if server.stdout.readline().strip() != b"ready":
+            raise SystemExit("bench: the sites did not start")
+        starts = [f"http://{address(i)}:{port}/" for i in range(args.hosts)]
+        schedule = float(args.pages - 1)
+        print(f"{args.hosts} hosts x {args.pages} pages; schedule {schedule:.0f} s")
+        crawlers = {"Trawl": run_trawl, "Scrapy": run_scrapy}
+        for name, crawl in crawlers.items():
+            if args.only and name.lower() != args.only:
+                continue
+            run = crawl(starts)
+            print(
+                f"{name:7} {run.seconds:6.1f} s ({run.seconds / schedule:.2f}x schedule)"
+                f"  {run.pages} pages  {run.pages / run.seconds:6.1f} pages/s"
+                f"  {run.cpu / max(1, run.pages) * 1000:5.1f} CPU-ms/page"
+                f"  peak {run.peak_mb:6.0f} MB",
+                flush=True,
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--serve":
+        serve(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        sys.exit(main())
