@@ -150,7 +150,7 @@ def scrapy_main(starts: list[str]) -> int:
 
     from scrapy import Request, Spider  # noqa: PLC0415 - only the Scrapy run
     from scrapy.crawler import CrawlerProcess  # noqa: PLC0415
-    from scrapy.http import Response  # noqa: PLC0415
+    from scrapy.http import Response, TextResponse  # noqa: PLC0415
     from scrapy.linkextractors import LinkExtractor  # noqa: PLC0415
 
     class ManySpider(Spider):
@@ -163,6 +163,8 @@ def scrapy_main(starts: list[str]) -> int:
 
         def parse(self, response: Response, **kwargs: Any) -> Any:
             ManySpider.pages += 1
+            if not isinstance(response, TextResponse):
+                return
             netloc = urlsplit(response.url).netloc
             for link in LinkExtractor(tags=("a",), attrs=("href",)).extract_links(response):
                 if urlsplit(link.url).netloc == netloc:
