@@ -21,7 +21,14 @@ import pytest
 from fixture_sites import SiteServer, html_page, shared_data, trawl
 from trawl.errors import ConfigError
 from trawl.evaluation.collections import CollectionError, read_beir, read_smart
-from trawl.evaluation.golden import read_golden
+from trawl.evaluation.golden import (
+    CATEGORIES,
+    HALVES,
+    breakdown,
+    half_of,
+    read_golden,
+    read_golden_set,
+)
 from trawl.evaluation.runner import DOC_SCHEME, build_index, run_queries
 from trawl.evaluation.sweep import sweep
 from trawl.index.tantivy_index import IndexReader
@@ -380,6 +387,79 @@ def test_read_golden_rejects_bad_files(tmp_path: Path, content: str, error: str)
         read_golden(file)
 
 
+def test_read_golden_categories_and_space_separated_answers(tmp_path: Path) -> None:
+    file = tmp_path / "golden.tsv"
+    file.write_text(
+        "why do cars vanish\t/teleporting /faq\tquestion\n"
+        "netconvrt\t/netconvert\ttypo\n"
+        "hedgehogs\t/h\t/hh\n"  # the older form: every column an answer, no category
+    )
+
+    golden = read_golden_set(file)
+
+    assert [(q.text, q.expected, q.category) for q in golden] == [
+        ("why do cars vanish", ("/teleporting", "/faq"), "question"),
+        ("netconvrt", ("/netconvert",), "typo"),
+        ("hedgehogs", ("/h", "/hh"), None),
+    ]
+    assert [q.half for q in golden] == [half_of(q.text) for q in golden]
+
+
+def test_read_golden_rejects_an_unknown_category(tmp_path: Path) -> None:
+    file = tmp_path / "golden.tsv"
+    file.write_text("cars\t/cars\tquestoin\n")
+
+    with pytest.raises(CollectionError, match=r":1: 'questoin' is neither a URL"):
+        read_golden(file)
+
+
+def test_halves_are_fixed_by_the_query_text_and_split_a_set() -> None:
+    # The rule is committed with the sets: changing it would move queries between halves.
+    assert half_of("why do my cars disappear in the middle of the simulation") == "reporting"
+    assert half_of("netconvrt") == "reporting"
+    assert half_of("  NetConvrt ") == half_of("netconvrt")  # case and spaces do not count
+    sumo = read_golden_set(Path(__file__).parents[2] / "bench" / "golden" / "sumo-docs.tsv")
+    counts = {h: sum(q.half == h for q in sumo) for h in HALVES}
+    assert min(counts.values()) >= len(sumo) // 3, counts
+
+
+def test_sumo_golden_set_has_the_queries_the_issue_asks_for() -> None:
+    sumo = read_golden_set(Path(__file__).parents[2] / "bench" / "golden" / "sumo-docs.tsv")
+    assert len(sumo) >= 60
+    assert sum(q.category == "question" for q in sumo) >= 20
+    assert {q.category for q in sumo} == set(CATEGORIES)
+
+
+def test_breakdown_means_per_half_and_category(tmp_path: Path) -> None:
+    file = tmp_path / "golden.tsv"
+    # Two queries in each half (found by trying texts): one question answered first,
+    # one keyword missed.
+    texts = {"reporting": [], "tuning": []}  # type: dict[str, list[str]]
+    for n in range(40):
+        text = f"query {n}"
+        if len(texts[half_of(text)]) < 2:
+            texts[half_of(text)].append(text)
+    lines = [
+        f"{t}\t/p\t{'question' if i == 0 else 'keyword'}"
+        for h in HALVES
+        for i, t in enumerate(texts[h])
+    ]
+    file.write_text("\n".join(lines) + "\n")
+    golden = read_golden_set(file)
+    per_query = {
+        q.qid: {"mrr": 1.0 if q.category == "question" else 0.0, "hits@1": 0.0, "hits@10": 0.0}
+        for q in golden
+    }
+
+    metrics = breakdown(golden, per_query)
+
+    assert metrics["mrr"] == 0.5
+    assert metrics["reporting.mrr"] == 0.5 and metrics["reporting.n"] == 2
+    assert metrics["all.question.mrr"] == 1.0 and metrics["all.question.n"] == 2
+    assert metrics["reporting.question.mrr"] == 1.0 and metrics["reporting.question.n"] == 1
+    assert metrics["tuning.keyword.mrr"] == 0.0
+
+
 def test_read_golden_missing_file(tmp_path: Path) -> None:
     with pytest.raises(CollectionError, match="cannot read"):
         read_golden(tmp_path / "none.tsv")
@@ -534,8 +614,10 @@ def test_cli_eval_golden_paths_match_on_any_host(
         "mealworms\t/nowhere\n",  # answered by no page: a miss
     )
 
-    assert list(metrics) == ["mrr", "hits@1", "hits@10"]
-    assert metrics == {"mrr": round(2 / 3, 4), "hits@1": round(2 / 3, 4), "hits@10": 0.6667}
+    assert list(metrics)[:3] == ["mrr", "hits@1", "hits@10"]
+    assert {k: metrics[k] for k in ("mrr", "hits@1", "hits@10")} == {
+        "mrr": round(2 / 3, 4), "hits@1": round(2 / 3, 4), "hits@10": 0.6667
+    }  # fmt: skip
     assert "manual mrr 0.6667" in printed  # named after the file's stem
 
 
@@ -550,7 +632,9 @@ def test_cli_eval_golden_full_urls(crawled: tuple[str, SiteServer], tmp_path: Pa
         "hedgehog care\thttp://elsewhere.test/care\n",
     )
 
-    assert metrics == {"mrr": 0.6667, "hits@1": 0.6667, "hits@10": 0.6667}
+    assert {k: metrics[k] for k in ("mrr", "hits@1", "hits@10")} == {
+        "mrr": 0.6667, "hits@1": 0.6667, "hits@10": 0.6667
+    }  # fmt: skip
 
 
 def test_cli_eval_golden_full_urls_and_paths_in_one_file(
@@ -562,7 +646,9 @@ def test_cli_eval_golden_full_urls_and_paths_in_one_file(
 
     metrics, _ = golden_run(data, tmp_path / "mixed.tsv", lines)
 
-    assert metrics == {"mrr": 1.0, "hits@1": 1.0, "hits@10": 1.0}
+    assert {k: metrics[k] for k in ("mrr", "hits@1", "hits@10")} == {
+        "mrr": 1.0, "hits@1": 1.0, "hits@10": 1.0
+    }  # fmt: skip
 
 
 def test_cli_eval_golden_malformed_line_names_file_and_line(
@@ -575,6 +661,7 @@ def test_cli_eval_golden_malformed_line_names_file_and_line(
     result = trawl("eval", "golden", str(golden), "--data", data)
 
     assert_clear_error(result, f"{golden}:3: expected query<TAB>url")
+    assert "categories: keyword, navigational, question, typo, synonym" in result.stderr
     assert result.stdout == ""
 
 
@@ -613,7 +700,9 @@ def test_cli_eval_sweep_prints_a_table_and_json(beir: Path) -> None:
 def test_cli_eval_sweep_over_a_golden_set(crawled: tuple[str, SiteServer], tmp_path: Path) -> None:
     data, _ = crawled
     golden = tmp_path / "g.tsv"
-    golden.write_text("mealworms\t/care\n")
+    # Swept on the tuning half alone: "mealworms" is in the reporting half, and a
+    # reporting query that fails does not count.
+    golden.write_text("hedgehog mealworms\t/care\nmealworms\t/nowhere\n")
 
     result = trawl(
         "eval", "sweep", "--param", "title_boost", "--values", "0.5,3",
@@ -627,6 +716,18 @@ def test_cli_eval_sweep_over_a_golden_set(crawled: tuple[str, SiteServer], tmp_p
     assert last_json(result.stdout) == {
         v: {"mrr": 1.0, "hits@1": 1.0, "hits@10": 1.0} for v in ("0.5", "3")
     }
+
+
+def test_cli_eval_golden_half_with_no_query_is_a_clear_error(
+    crawled: tuple[str, SiteServer], tmp_path: Path
+) -> None:
+    data, _ = crawled
+    golden = tmp_path / "g.tsv"
+    golden.write_text("mealworms\t/care\n")  # the reporting half
+
+    result = trawl("eval", "golden", str(golden), "--data", data, "--half", "tuning")
+
+    assert_clear_error(result, "no queries in the tuning half")
 
 
 @pytest.mark.parametrize(

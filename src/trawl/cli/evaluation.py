@@ -46,10 +46,30 @@ def _smart_eval(folder: Path) -> Callable[[Settings], dict[str, float]]:
     return lambda s: evaluate_collection(collection, s)
 
 
-def _golden_eval(file: Path) -> Callable[[Settings], dict[str, float]]:
-    from trawl.evaluation.golden import evaluate_golden
+def _golden_eval(file: Path, half: str | None) -> Callable[[Settings], dict[str, float]]:
+    from trawl.evaluation.golden import HALVES, evaluate_golden
 
-    return lambda s: evaluate_golden(file, s)
+    chosen = next((h for h in HALVES if h == half), None)
+    if half is not None and chosen is None:
+        raise fail(f"--half must be one of {', '.join(HALVES)}")
+    return lambda s: evaluate_golden(file, s, chosen)
+
+
+def _print_golden_queries(file: Path, settings: Settings, half: str | None) -> None:
+    from trawl.evaluation.golden import golden_per_query, read_golden_set
+
+    golden = [q for q in read_golden_set(file) if half is None or q.half == half]
+    scores = golden_per_query(golden, settings)
+    for q in golden:
+        rr = scores[q.qid]["mrr"]
+        rank = f"{round(1 / rr)}" if rr else "-"
+        typer.echo(f"{rank:>3} {q.half[:3]} {q.category or '-':<12} {q.text}")
+
+
+HalfOpt = Annotated[
+    str | None,
+    typer.Option("--half", help="Only the golden set's tuning or reporting half (default both)."),
+]
 
 
 @eval_app.command("beir")
@@ -79,13 +99,21 @@ def eval_smart(
 
 @eval_app.command("golden")
 def eval_golden(
-    file: Annotated[Path, typer.Argument(help="TSV: query<TAB>url[<TAB>url...].")],
+    file: Annotated[Path, typer.Argument(help="TSV: query<TAB>url[ url...]<TAB>category.")],
     data: DataOpt = None,
     config: ConfigOpt = None,
+    half: HalfOpt = None,
+    per_query: Annotated[
+        bool, typer.Option("--per-query", help="First, each query's rank of its first answer.")
+    ] = False,
 ) -> None:
-    """Run a golden set against a crawled data folder; MRR, hits@1, hits@10."""
+    """Run a golden set against a crawled data folder; MRR, hits@1, hits@10, also per half
+    (tuning, reporting) and per category."""
     try:
-        _print_metrics(file.stem, _golden_eval(file)(load_settings(config, data=data)))
+        settings = load_settings(config, data=data)
+        if per_query:
+            _print_golden_queries(file, settings, half)
+        _print_metrics(file.stem, _golden_eval(file, half)(settings))
     except TrawlError as e:
         raise fail(e) from None
 
@@ -100,8 +128,12 @@ def eval_sweep(
     split: SplitOpt = "test",
     data: DataOpt = None,
     config: ConfigOpt = None,
+    half: HalfOpt = "tuning",
 ) -> None:
-    """Rerun one evaluation (--beir, --smart or --golden) per value; print a table."""
+    """Rerun one evaluation (--beir, --smart or --golden) per value; print a table.
+
+    A golden set is swept on its tuning half unless --half says otherwise: its
+    reporting half is for reporting."""
     from trawl.evaluation.sweep import sweep
 
     chosen = [x for x in (beir, smart, golden) if x is not None]
@@ -114,7 +146,7 @@ def eval_sweep(
         elif smart is not None:
             evaluation = _smart_eval(smart)
         else:
-            evaluation = _golden_eval(chosen[0])
+            evaluation = _golden_eval(chosen[0], half)
         rows = sweep(evaluation, settings, param, [v.strip() for v in values.split(",")])
     except TrawlError as e:
         raise fail(e) from None

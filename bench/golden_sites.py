@@ -1,0 +1,91 @@
+"""Crawl a documentation mirror from ../shared/data into a data folder, served on loopback.
+
+The SUMO mirror names https://sumo.dlr.de in its links and canonicals: it is served
+with that origin rewritten to the loopback server's, as tests/test_e2e_sumo_docs.py
+does, so a crawl of it sees the site as its live host would serve it.
+
+    .venv/bin/python bench/golden_sites.py sumo /tmp/sumo-data
+    .venv/bin/trawl eval golden bench/golden/sumo-docs.tsv --data /tmp/sumo-data
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from trawl.pipeline.crawl_run import crawl
+from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SITES = {
+    # name: (mirror folder, live origin its pages name, start paths)
+    "sumo": ("site-sumo-docs", b"https://sumo.dlr.de", ["/docs/index.html", "/docs/TraCI.html"]),
+    "postgres": ("site-postgresql-15-docs", b"", ["/index.html"]),
+}
+
+
+def rewriting_handler(root: Path, live: bytes, origin: bytes) -> type[SimpleHTTPRequestHandler]:
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def do_GET(self) -> None:
+            if self.path == "/robots.txt" and live:
+                sitemap = origin + b"/docs/sitemap.xml"
+                return self._send(
+                    b"User-agent: *\nAllow: /\nSitemap: " + sitemap + b"\n", "text/plain"
+                )
+            path = Path(self.translate_path(self.path))
+            if path.is_dir():
+                path = path / "index.html"
+            if not live or not path.is_file() or path.suffix not in {".html", ".xml"}:
+                return super().do_GET()
+            body = path.read_bytes().replace(live, origin)
+            return self._send(body, "text/html" if path.suffix == ".html" else "application/xml")
+
+        def _send(self, body: bytes, content_type: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+def crawl_site(name: str, data: Path) -> str:
+    folder, live, starts = SITES[name]
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    origin = f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.RequestHandlerClass = rewriting_handler(SHARED / folder, live, origin.encode())
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        settings = Settings(data=data, delay=0.0, concurrency=8, host_concurrency=8)
+        store = SQLiteStore(settings.sqlite_path)
+        outcome = asyncio.run(crawl([origin + s for s in starts], settings, store))
+        store.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    return outcome.outcome
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", choices=sorted(SITES))
+    parser.add_argument("data", type=Path)
+    args = parser.parse_args()
+    print(crawl_site(args.site, args.data))
+
+
+if __name__ == "__main__":
+    main()
