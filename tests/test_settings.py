@@ -74,12 +74,18 @@ def test_every_setting_has_an_env_variable() -> None:
             continue
         default = getattr(Settings(), info.name)
         if isinstance(default, bool):
-            assert getattr(load(env={info.env: "yes"}), info.name) is (not default), info.name
+            flipped = "no" if default else "yes"
+            assert getattr(load(env={info.env: flipped}), info.name) is (not default), info.name
             continue
         value = "50" if isinstance(default, int | float) else "changed"
         if info.name == "scope":
             value = "site"  # one of a fixed set
-        if info.name in {"max_error_rate", "evict_min_quality", "evict_min_authority"}:
+        if info.name in {
+            "max_error_rate",
+            "evict_min_quality",
+            "evict_min_authority",
+            "soft_and_share",
+        }:
             value = "0.25"  # a share, at most 1
         if info.name == "navigational":
             value = "0"  # on or off

@@ -253,6 +253,8 @@ class SearchPage:
     page: int
     per_page: int
     hits: tuple[Hit, ...] = field(default_factory=tuple)
+    # The query with its misspelt words corrected, when the corrections found the results.
+    did_you_mean: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,18 @@ class Settings:
     coverage_max_words: int = _setting(
         6, "Coverage applies to queries of at most this many counted words (long ones: no).", 0
     )
+    typo_tolerance: bool = _setting(
+        True,
+        "A word the index barely knows also matches terms 1 edit away (2 from 9 letters),"
+        " below exact matches; the last word also completes as a prefix.",
+    )
+    soft_and_share: float = _setting(
+        1.0,
+        "Share of a query's word weight (IDF) a page must hold to be among the first matches;"
+        " 1: every word that counts.",
+        0,
+        1,
+    )
     proximity_boost: float = _setting(
         0.1, "Weight of adjacent query words found near each other (3 words apart at most)."
     )

@@ -155,6 +155,14 @@ def test_html_page_survives_a_bad_page_number(served: Get) -> None:
     assert status == 200 and 'class="result"' in body
 
 
+def test_api_search_says_did_you_mean(served: Get) -> None:
+    data = _json(served("/api/search?q=tortoyses")[2])
+    assert data["did_you_mean"] == "tortoises" and data["total"] == 30
+    assert _json(served("/api/search?q=tortoises")[2])["did_you_mean"] is None
+    status, _, body = served("/?q=tortoyses")
+    assert status == 200 and 'Did you mean <a href="/?q=tortoises">tortoises</a>?' in body
+
+
 def test_openapi_docs_are_served(served: Get) -> None:
     status, _, body = served("/openapi.json")
     assert status == 200 and "/api/search" in _json(body)["paths"]

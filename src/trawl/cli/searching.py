@@ -74,6 +74,8 @@ def search(
         return
     out = Console(highlight=False, soft_wrap=True)
     out.print(f"{result.total} results ({result.took_ms} ms)")
+    if result.did_you_mean:
+        out.print(f"Did you mean: {result.did_you_mean}", markup=False)
     for n, hit in enumerate(result.hits, start=(page - 1) * limit + 1):
         # Text, not markup: a title or snippet may hold "[...]" of its own.
         out.print()

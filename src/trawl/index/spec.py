@@ -16,6 +16,13 @@ class Word:
 
     stems: tuple[str, ...]  # matched in the analysed fields (title, headings, body, anchors)
     plain: str = ""  # matched in host and URL tokens, which are folded but not stemmed
+    # Near spellings or completions of a word the index barely knows: they match too,
+    # scored at FUZZY_WEIGHT of an exact match (search/typos.py).
+    fuzzy: tuple[str, ...] = ()
+    fuzzy_plain: str = ""
+
+
+FUZZY_WEIGHT = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +60,15 @@ class AnyOf:
     children: tuple[Node, ...]
 
 
-Node = Word | Phrase | Near | Lookup | AllOf | AnyOf
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """Pages ``match`` finds, scored by ``score`` alone: ``match`` adds nothing to a score."""
+
+    score: Node
+    match: Node
+
+
+Node = Word | Phrase | Near | Lookup | AllOf | AnyOf | Filtered
 
 
 @dataclass(frozen=True, slots=True)

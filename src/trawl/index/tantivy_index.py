@@ -31,9 +31,11 @@ from trawl.index.documents import (
     index_fields,
 )
 from trawl.index.spec import (
+    FUZZY_WEIGHT,
     AllOf,
     AnyOf,
     Boosts,
+    Filtered,
     Filters,
     Lookup,
     Near,
@@ -341,6 +343,18 @@ class IndexReader:
             found = self._df[key] = int(self._searcher.doc_freq(field, term))
         return found
 
+    def terms_with_prefix(
+        self, field: str, prefix: str, limit: int | None = None
+    ) -> list[tuple[str, int]]:
+        """The field's terms that begin with ``prefix`` and their document counts, commonest
+        first: the engine's term dictionary, for near spellings and completions."""
+        key = ("prefix", field, prefix, limit)
+        found: list[tuple[str, int]] | None = self._built.get(key)
+        if found is None:
+            listed = self._searcher.terms_with_prefix(field, prefix, limit=limit)
+            found = self._remember(key, [(str(t), int(n)) for t, n in listed])
+        return found
+
     def languages(self) -> tuple[str | None, ...]:
         """Analyses the pages were indexed with: stemmed language codes, None for the rest."""
         if self._languages is None:
@@ -460,6 +474,11 @@ class IndexReader:
                 subqueries += [(_MUST_NOT, self._query(c, boosts)) for c in excluded]
                 subqueries += [(_SHOULD, self._query(c, boosts)) for c in optional]
                 return tantivy.Query.boolean_query(subqueries)
+            case Filtered(score=score, match=match):
+                condition = tantivy.Query.const_score_query(self._query(match, boosts), 0.0)
+                return tantivy.Query.boolean_query(
+                    [(_MUST, condition), (_MUST, self._query(score, boosts))]
+                )
             case AnyOf(children=children):
                 # One flat disjunction: the same sum of scores as nested ones, found faster.
                 return _any([q for c in children for q in self._clauses(c, boosts)])
@@ -476,11 +495,15 @@ class IndexReader:
             # nothing: a 12-word claim names 72 field terms, most of them absent (SciFact
             # search time halved).
             clauses = [
-                self._term(field, term, boost)
+                self._term(field, term, boost * weight)
                 for field, boost in boosts.fields.items()
                 if boost > 0
-                for term in ((node.plain,) if field in _UNSTEMMED and node.plain else node.stems)
-                if self._searcher.doc_freq(field, term) > 0
+                for terms, plain, weight in (
+                    (node.stems, node.plain, 1.0),
+                    (node.fuzzy, node.fuzzy_plain, FUZZY_WEIGHT),
+                )
+                for term in ((plain,) if field in _UNSTEMMED and plain else terms)
+                if term and self._searcher.doc_freq(field, term) > 0
             ]
             self._remember(key, clauses)
         return clauses

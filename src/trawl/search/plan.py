@@ -10,19 +10,21 @@ analyses the words in all of them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from trawl.analysis.lookup import concatenations
 from trawl.analysis.stopwords import stop_words_of
 from trawl.analysis.text import fold, language_code, stem_words
-from trawl.index.spec import AllOf, AnyOf, Filters, Lookup, Near, Node, Phrase, Word
+from trawl.index.spec import AllOf, AnyOf, Filtered, Filters, Lookup, Near, Node, Phrase, Word
 from trawl.search.query import And, Expr, Not, Or, ParsedQuery, Term
+from trawl.search.typos import Correction
 
 Languages = Sequence[str | None]
 _NEAR_SLOP = 3  # words allowed between two adjacent query words
 _LOOKUP_MAX_WORDS = 6
+SOFT_AND_MAX_WORDS = 6  # counted words a soft AND enumerates its word sets over
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,7 @@ class Plan:
     lookups: tuple[str, ...]  # URL forms: joined adjacent words
     positions: tuple[int, ...] = ()  # per word of the all-words step: its original's index
     stop: tuple[bool, ...] = ()  # per original word: a stop word of the query's languages
+    strict: bool = True  # the first step's pages hold every word that counts
 
 
 def candidate_languages(query: ParsedQuery, setting: str, indexed: Languages) -> list[str | None]:
@@ -53,8 +56,15 @@ def _word_stems(word: str, languages: tuple[str | None, ...]) -> tuple[str, ...]
     return tuple(dict.fromkeys(stem_words([word], lang)[0] for lang in languages))
 
 
-def word_node(word: str, languages: Languages) -> Word:
-    return Word(word_stems(word, languages), plain=fold(word))
+def word_node(word: str, languages: Languages, correction: Correction | None = None) -> Word:
+    if correction is None:
+        return Word(word_stems(word, languages), plain=fold(word))
+    return Word(
+        word_stems(word, languages),
+        plain=fold(word),
+        fuzzy=correction.stems,
+        fuzzy_plain=fold(correction.shown),
+    )
 
 
 def plan(
@@ -64,6 +74,7 @@ def plan(
     everywhere: Languages = (),
     *,
     proximity_max_words: int = 6,
+    corrections: Mapping[str, Correction] | None = None,
 ) -> Plan:
     """``everywhere``: every language the index holds, for the cascade's last step.
 
@@ -79,8 +90,9 @@ def plan(
     )
     languages = tuple(languages)
     originals = tuple(dict.fromkeys(query.words))
-    nodes = {w: word_node(w, languages) for w in originals}
-    stems = tuple((*n.stems, n.plain) for n in nodes.values())
+    fixes = corrections or {}
+    nodes = {w: word_node(w, languages, fixes.get(w)) for w in originals}
+    stems = tuple((*n.stems, *n.fuzzy, n.plain) for n in nodes.values())
     stop_list = stop_words_of(languages)
     stopped = {w for w, n in nodes.items() if n.plain in stop_list}
     # Stop words are not searched when the query has other words: they say how the query is
@@ -124,14 +136,64 @@ def require_counted(planned: Plan, counted: Sequence[bool]) -> Plan:
     only drops pages that hold every word that matters. When no word counts, all stay
     required.
     """
+    return soft_and(planned, counted, [1.0] * len(counted), 1.0)
+
+
+def soft_and(
+    planned: Plan,
+    counted: Sequence[bool],
+    masses: Sequence[float],
+    share: float,
+    *,
+    max_words: int = SOFT_AND_MAX_WORDS,
+) -> Plan:
+    """The first step: pages holding at least ``share`` of the counted words' weight
+    (``masses``, per original word: its IDF), scored by every word as the any-word step
+    scores them. Words that do not count still score, never required.
+
+    "why do my cars vanish in the simulation" need not find "cars" on the page that says
+    "vehicles" and everything else: a strict AND drops it, any-word floods the top with
+    long pages holding one word. The condition is the disjunction of the minimal sets of
+    words heavy enough, so it is enumerated only for queries of at most ``max_words``
+    counted words; a longer query keeps its all-words step. share 1: every counted word.
+    """
     first = planned.steps[0]
-    if not planned.positions or not isinstance(first, AllOf) or all(counted) or not any(counted):
+    if not planned.positions or not isinstance(first, AllOf) or not any(counted):
         return planned
     pairs = list(zip(first.children, planned.positions, strict=True))
-    required = tuple(node for node, i in pairs if counted[i])
+    if all(counted) and share >= 1:
+        return replace(planned, positions=())
+    weights = {i: masses[i] for _, i in pairs if counted[i]}
+    sets = _heavy_sets(weights, share) if len(weights) <= max_words else [tuple(weights)]
+    node_of = {i: node for node, i in pairs}
     optional = (*(node for node, i in pairs if not counted[i]), *first.optional)
-    first = AllOf(required, optional=optional)
-    return replace(planned, steps=(first, *planned.steps[1:]), positions=())  # relaxed once
+    if len(sets) == 1:
+        required = tuple(node for node, i in pairs if i in sets[0])
+        rest = (*(node for node, i in pairs if counted[i] and i not in sets[0]), *optional)
+        step: Node = AllOf(required, optional=rest)
+        strict = len(sets[0]) == len(weights)
+    else:
+        match = AnyOf(tuple(AllOf(tuple(node_of[i] for i in chosen)) for chosen in sets))
+        step = Filtered(AnyOf((*first.children, *first.optional)), match)
+        strict = False
+    steps = (step, *planned.steps[1:])
+    return replace(planned, steps=steps, positions=(), strict=strict)
+
+
+def _heavy_sets(weights: dict[int, float], share: float) -> list[tuple[int, ...]]:
+    """The minimal sets of words whose weight reaches ``share`` of the whole: a page holding
+    one of them holds enough. Heaviest words first, so the list reads rarest first."""
+    order = sorted(weights, key=lambda i: (-weights[i], i))
+    total = sum(weights.values())
+    need = share * total - 1e-9
+    found: list[tuple[int, ...]] = []
+    for size in range(1, len(order) + 1):
+        for chosen in itertools.combinations(order, size):
+            mass = sum(weights[i] for i in chosen)
+            # Minimal: enough, and not without its lightest word.
+            if mass >= need and mass - min(weights[i] for i in chosen) < need:
+                found.append(chosen)
+    return found or [tuple(order)]
 
 
 def _node(expr: Expr, languages: Languages, extra: tuple[Node, ...] = ()) -> Node:

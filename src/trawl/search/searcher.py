@@ -15,6 +15,8 @@ rank.py.
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -22,7 +24,7 @@ from datetime import UTC, date, datetime
 from typing import Literal
 from urllib.parse import quote, urlsplit
 
-from trawl.analysis.stopwords import is_stop_word
+from trawl.analysis.stopwords import is_stop_word, stop_words_of
 from trawl.analysis.text import fold, language_code, stem_words, words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
@@ -35,10 +37,11 @@ from trawl.index.tantivy_index import (
     StoredSection,
 )
 from trawl.records import Hit, HitSection, SearchPage
-from trawl.search.plan import Plan, candidate_languages, plan, require_counted
+from trawl.search.plan import Plan, candidate_languages, plan, soft_and, word_stems
 from trawl.search.query import ParsedQuery, parse_query
 from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
 from trawl.search.snippets import snippet
+from trawl.search.typos import Correction, barely_known, complete, correct
 from trawl.settings import Settings
 
 Sort = Literal["relevance", "date"]
@@ -75,6 +78,7 @@ class Ranked:
     hits: tuple[tuple[float, IndexHit], ...]
     query: ParsedQuery
     languages: tuple[str | None, ...]
+    corrections: tuple[Correction, ...] = ()
 
 
 def rank(
@@ -100,12 +104,14 @@ def rank(
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
+    fixes = _corrections(reader, query, languages) if settings.typo_tolerance else {}
     planned = plan(
         query,
         languages,
         settings.proximity_boost,
         reader.languages(),
         proximity_max_words=settings.proximity_max_words,
+        corrections=fixes,
     )
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
     by_date = sort == "date"
@@ -115,8 +121,8 @@ def rank(
         return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
     weights = rank_weights(settings)
-    shape = _shape(reader, planned)
-    planned = require_counted(planned, shape.counted)
+    shape, masses = _shape(reader, planned)
+    planned = soft_and(planned, shape.counted, masses, settings.soft_and_share)
     # Every word first, for short queries and those coverage applies to; a longer query's
     # all-words matches gain nothing in the rerank, and the step would cost a search.
     every_word = len(planned.originals) <= weights.coverage_max_words or coverage_applies(
@@ -131,7 +137,56 @@ def rank(
     ordered = rerank(candidates, results.complete, {i: hits[i] for i in wanted}, shape, weights)
     best = [(score, hits[i]) for score, i in ordered[:limit]]
     best += [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
-    return Ranked(results.total, tuple(best[:limit]), query, languages)
+    return Ranked(results.total, tuple(best[:limit]), query, languages, tuple(fixes.values()))
+
+
+def _corrections(
+    reader: IndexReader, query: ParsedQuery, languages: tuple[str | None, ...]
+) -> dict[str, Correction]:
+    """Near spellings of the plain words the index barely knows, and completions of the last
+    one (search/typos.py); never inside phrases or beside operators."""
+    if not query.plain or not query.words:
+        return {}
+    size = max(reader.size, 1)
+    stop = stop_words_of(languages)
+    lang = next((code for code in languages if code), None)
+    last = query.words[-1]
+    found: dict[str, Correction] = {}
+    for word in dict.fromkeys(query.words):
+        folded = fold(word)
+        if folded in stop:
+            continue
+        stems = word_stems(word, languages)
+        df = max(reader.doc_freq("body", s) for s in stems)
+        if not barely_known(df, size):
+            continue
+
+        def terms(prefix: str, limit: int | None) -> list[tuple[str, int]]:
+            return reader.terms_with_prefix("body", prefix, limit)
+
+        fix = (complete(folded, terms) if word == last else None) or correct(
+            folded, lang, df, terms
+        )
+        if fix is not None:
+            found[word] = fix
+    return found
+
+
+def did_you_mean(ranked: Ranked) -> str | None:
+    """The query with its corrected words, when the best result holds a correction and
+    none of the words as typed: the corrections found it, not the typing."""
+    fixes = [c for c in ranked.corrections if c.distance > 0]
+    if not fixes or not ranked.hits:
+        return None
+    terms = ranked.hits[0][1].terms
+    for fix in fixes:
+        own = word_stems(fix.word, ranked.languages)
+        if any(f" {t} " in terms for t in own) or not any(f" {t} " in terms for t in fix.stems):
+            return None
+    text = ranked.query.text
+    for fix in fixes:
+        text = re.sub(rf"(?<!\w){re.escape(fix.word)}(?!\w)", fix.shown, text, flags=re.I)
+    return text
 
 
 def _with_filters(
@@ -177,7 +232,7 @@ def _cascade(
     if every_word:
         first = reader.search(steps[0], filters, boosts, limit=depth, by_date=by_date)
         if first.total >= depth:
-            return replace(first, complete=len(first.addresses))
+            return replace(first, complete=len(first.addresses) if planned.strict else 0)
     wider = reader.search(steps[1], filters, boosts, limit=depth, by_date=by_date)
     if wider.total == 0 and len(steps) > 2:
         return reader.search(steps[2], filters, boosts, limit=depth, by_date=by_date)
@@ -187,18 +242,18 @@ def _cascade(
     merged = first.addresses + tuple(
         p for p in wider.addresses if (p[1].segment_ord, p[1].doc) not in seen
     )
-    return IndexResults(wider.total, merged[:depth], complete=len(first.addresses))
+    complete = len(first.addresses) if planned.strict else 0
+    return IndexResults(wider.total, merged[:depth], complete=complete)
 
 
-def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
+def _shape(reader: IndexReader, planned: Plan) -> tuple[QueryShape, list[float]]:
+    """The rerank's view of the query, and each word's weight: its IDF in the body."""
     size = max(reader.size, 1)
-    rare = [
-        max((reader.doc_freq("body", s) for s in stems), default=0) <= _COMMON_SHARE * size
-        for stems in planned.stems
-    ]
+    freqs = [max((reader.doc_freq("body", s) for s in stems), default=0) for stems in planned.stems]
+    rare = [df <= _COMMON_SHARE * size for df in freqs]
     counted = tuple(r and not s for r, s in zip(rare, planned.stop, strict=True))
     originals = tuple(fold(w) for w in planned.originals)
-    return QueryShape(
+    shape = QueryShape(
         originals=originals,
         lookups=planned.stems,
         counted=counted,
@@ -206,6 +261,8 @@ def _shape(reader: IndexReader, planned: Plan) -> QueryShape:
         joined_forms=planned.lookups,
         title_key=title_key(" ".join(originals)),
     )
+    masses = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in freqs]
+    return shape, masses
 
 
 def search(
@@ -242,7 +299,9 @@ def search(
     wanted = _SnippetWords(ranked.query.words)
     hits = tuple(_hit(score, h, wanted, settings) for score, h in shown)
     took_ms = round((time.perf_counter() - started) * 1000, 2)
-    return SearchPage(ranked.query.text, ranked.total, took_ms, page, per_page, hits)
+    return SearchPage(
+        ranked.query.text, ranked.total, took_ms, page, per_page, hits, did_you_mean(ranked)
+    )
 
 
 class _SnippetWords:

@@ -52,6 +52,8 @@ def page_json(page: SearchPage) -> dict[str, Any]:
         "took_ms": page.took_ms,
         "page": page.page,
         "per_page": page.per_page,
+        # The query with misspelt words corrected, when the corrections found the results.
+        "did_you_mean": page.did_you_mean,
         "results": results,
     }
 

@@ -1,0 +1,127 @@
+"""Words the index does not know: their near spellings and, for the last word, completions. Pure.
+
+A query word of 5+ letters that the index barely knows matches the index's own
+terms within edit distance 1 (2 for 9+ letters, a transposition costing 1), a
+far commoner term preferred; the plan scores such a match below an exact one
+(spec.Word.fuzzy). The index holds stems ("calibrator" is "calibr"), so a term
+is compared with the word both as a stem and, for English, with the suffixes
+the stemmer strips put back ("calibr" + "ator"), the form a person would have
+meant; that form is what "Did you mean" shows. The last word of 3+ letters
+that the index does not know also completes to the commonest terms it begins
+(search as you type: "pedes" finds "pedestrian").
+
+Edit distances come from RapidFuzz (optimal string alignment); the index's
+terms from the engine's term dictionary, by prefix (``Terms``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from trawl.analysis.text import stem_words
+
+# (prefix, limit) -> [(term, document frequency)], commonest first
+Terms = Callable[[str, int | None], Sequence[tuple[str, int]]]
+
+MIN_TYPO_CHARS = 5
+LONG_WORD_CHARS = 9  # from here, two edits
+MIN_PREFIX_CHARS = 3
+COMPLETIONS = 3
+_MIN_TERM = 4  # letters of the index term a word is corrected to
+_COMMONER = 10  # a correction is on at least this many times more pages than the word
+# English endings Snowball strips, longest first: a stem and one of these is a word.
+_SUFFIXES = (
+    "ational", "ization", "ations", "ation", "ators", "ingly", "ness", "ment",
+    "ions", "ator", "ing", "ion", "ers", "ies", "ive", "ed", "er", "es", "or", "al",
+    "ly", "e", "s", "y",
+)  # fmt: skip
+
+
+_BY_LENGTH: dict[int, tuple[str, ...]] = {
+    n: tuple(s for s in _SUFFIXES if len(s) == n) for n in {len(s) for s in _SUFFIXES}
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    word: str  # the query word, folded
+    stems: tuple[str, ...]  # index terms it matches besides its own
+    shown: str  # the word a person meant: "Did you mean"
+    distance: int  # 0: a completion of the last word
+
+
+def barely_known(df: int, size: int) -> bool:
+    """On no page, or on so few that a misspelling is likelier than a word."""
+    return df <= max(1, size // 2_000)
+
+
+def max_distance(word: str) -> int:
+    if len(word) >= LONG_WORD_CHARS:
+        return 2
+    return 1 if len(word) >= MIN_TYPO_CHARS else 0
+
+
+def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | None:
+    """The commonest index term within the word's edit distance, when it is far commoner."""
+    limit = max_distance(word)
+    if not limit or not word.isalpha():
+        return None
+    stem = stem_words([word], lang)[0]
+    counts: dict[str, int] = {}
+    for prefix in _prefixes(stem):
+        for term, count in terms(prefix, None):
+            # A short stem has many neighbours: "boats" is not "bats" (stem "bat").
+            if count >= _COMMONER * (df + 1) and term != stem and len(term) >= _MIN_TERM:
+                counts[term] = count
+    if not counts:
+        return None
+    names = list(counts)
+    # (distance, a stem rather than a word, -df, term, shown): a word spelt out beats a stem
+    found: list[tuple[int, int, int, str, str]] = [
+        (int(d), 1, -counts[t], t, t)
+        for t, d, _ in process.extract(
+            stem, names, scorer=OSA.distance, score_cutoff=limit, limit=None
+        )
+        if len(stem) >= MIN_TYPO_CHARS
+    ]
+    if lang in (None, "en"):
+        forms: dict[str, str] = {}
+        for term in names:
+            for suffix in _BY_LENGTH.get(len(word) - len(term), ()):
+                forms.setdefault(term + suffix, term)
+            for extra in range(1, limit + 1):
+                for length in (len(word) - len(term) - extra, len(word) - len(term) + extra):
+                    for suffix in _BY_LENGTH.get(length, ()):
+                        forms.setdefault(term + suffix, term)
+        for form, d, _ in process.extract(
+            word, list(forms), scorer=OSA.distance, score_cutoff=limit, limit=None
+        ):
+            term = forms[form]
+            if stem_words([form], lang)[0] == term:
+                found.append((int(d), 0, -counts[term], term, form))
+    if not found:
+        return None
+    distance, _, _, term, shown = min(found)
+    return Correction(word, (term,), shown, distance)
+
+
+def complete(word: str, terms: Terms) -> Correction | None:
+    """The commonest terms the last word begins: what a person is still typing."""
+    if len(word) < MIN_PREFIX_CHARS or not word.isalpha():
+        return None
+    found = [t for t, _ in terms(word, COMPLETIONS + 1) if t != word][:COMPLETIONS]
+    if not found:
+        return None
+    return Correction(word, tuple(found), found[0], 0)
+
+
+def _prefixes(stem: str) -> tuple[str, ...]:
+    """Where the intended term may sit in the dictionary: the typed first two letters, or
+    those two swapped, or the first and third (the second letter typed in error)."""
+    if len(stem) < 3:
+        return (stem,)
+    return tuple(dict.fromkeys((stem[:2], stem[1] + stem[0], stem[0] + stem[2])))

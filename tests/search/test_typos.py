@@ -1,0 +1,168 @@
+"""Typo tolerance, completions of the last word, "Did you mean", the soft AND: a real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.records import PageRecord
+from trawl.search.plan import _heavy_sets
+from trawl.search.searcher import rank, search
+from trawl.search.typos import barely_known, complete, correct, max_distance
+from trawl.settings import Settings
+
+PAGES = {
+    "pedestrians": ("Pedestrians", "Pedestrians walk on sidewalks and cross at crossings."),
+    "calibrators": ("Calibrators", "A calibrator adapts flows and speeds on a lane."),
+    "netconvert": ("netconvert", "netconvert imports road networks from many formats."),
+    "teleporting": ("Teleporting", "Vehicles teleport when they wait too long in a jam."),
+    "misspelt": ("Notes", "A note on pedestrain crossings, spelt wrong once."),
+    "waterways": ("Ships", "Ships sail on waterways and canals."),
+    "bats": ("Batch files", "A bat file runs on windows; bat bat bat."),
+}
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    settings = Settings(data=tmp_path_factory.mktemp("typos"))
+    writer = IndexWriter(settings.index_path)
+    # Each word the typos aim at is on ten other pages, once: far commoner than a typo.
+    common = ("pedestrian", "calibrator", "netconvert", "teleport")
+    filler = [(f"filler{i}", ("Filler", f"roads and {common[i % 4]}.")) for i in range(40)]
+    # "pedestrian" on twenty more: far commoner than the one page that misspells it.
+    filler += [(f"walk{i}", ("Walk", "a pedestrian walks.")) for i in range(20)]
+    for path, (title, text) in [*PAGES.items(), *filler]:
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title=title, text=text, lang="en", indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    return settings
+
+
+def urls(settings: Settings, text: str) -> list[str]:
+    page = search(IndexReader(settings.index_path), text, settings)
+    return [h.url.rsplit("/", 1)[1] for h in page.hits]
+
+
+@pytest.mark.parametrize(
+    ("typed", "page", "meant"),
+    [
+        ("netconvrt", "netconvert", "netconvert"),  # a letter left out
+        ("calibartor", "calibrators", "calibrator"),  # two swapped: the stem is "calibr"
+        ("teleportng vehicles", "teleporting", "teleporting vehicles"),
+    ],
+)
+def test_a_misspelt_word_finds_its_page_and_says_did_you_mean(
+    settings: Settings, typed: str, page: str, meant: str
+) -> None:
+    found = search(IndexReader(settings.index_path), typed, settings)
+    assert found.hits and found.hits[0].url.endswith("/" + page)
+    assert found.did_you_mean == meant
+
+
+def test_without_typo_tolerance_a_misspelling_finds_nothing(settings: Settings) -> None:
+    off = settings.replace(typo_tolerance=False)
+    found = search(IndexReader(settings.index_path), "netconvrt", off)
+    assert found.total == 0 and found.did_you_mean is None
+
+
+def test_a_word_the_index_barely_knows_matches_its_exact_page_first(settings: Settings) -> None:
+    # "pedestrain" is on one page (misspelt there): that page comes first, the page
+    # with the correction after it, and no "Did you mean": the typing found a page.
+    found = search(IndexReader(settings.index_path), "pedestrain", settings)
+    assert [h.url.rsplit("/", 1)[1] for h in found.hits[:2]] == ["misspelt", "pedestrians"]
+    assert found.did_you_mean is None
+
+
+def test_never_inside_a_phrase_or_beside_operators(settings: Settings) -> None:
+    assert urls(settings, '"netconvrt imports"') == []
+    assert urls(settings, "netconvrt -ships") == []
+
+
+def test_a_short_stem_is_not_corrected_to_a_shorter_one(settings: Settings) -> None:
+    # "boats" (stem "boat", on no page) is one edit from "bats" (stem "bat"): too short a
+    # stem to trust, so the ships page is not pushed under the batch files.
+    assert urls(settings, "ships boats")[:1] == ["waterways"]
+
+
+def test_the_last_word_completes_as_a_prefix(settings: Settings) -> None:
+    assert urls(settings, "pedes")[:1] == ["pedestrians"]
+    assert urls(settings, "calibr")[:1] == ["calibrators"]
+    off = settings.replace(typo_tolerance=False)
+    assert search(IndexReader(settings.index_path), "pedes", off).total == 0
+
+
+def test_corrections_are_on_the_ranked_result(settings: Settings) -> None:
+    ranked = rank(IndexReader(settings.index_path), "netconvrt", settings, limit=5)
+    assert [(c.word, c.shown, c.distance) for c in ranked.corrections] == [
+        ("netconvrt", "netconvert", 1)
+    ]
+
+
+def terms_of(*pairs: tuple[str, int]):  # type: ignore[no-untyped-def]
+    def terms(prefix: str, limit: int | None) -> list[tuple[str, int]]:
+        found = [p for p in pairs if p[0].startswith(prefix)]
+        return found[:limit] if limit else found
+
+    return terms
+
+
+def test_edit_distance_grows_with_the_word() -> None:
+    assert [max_distance(w) for w in ("abcd", "abcde", "abcdefgh", "abcdefghi")] == [0, 1, 1, 2]
+    terms = terms_of(("simul", 90), ("simulator", 40))
+    assert correct("simulatr", "en", 0, terms) is not None  # 8 letters: 1 edit
+    assert correct("simlatr", "en", 0, terms) is None  # 2 edits for 7 letters: too far
+    assert correct("abcd", "en", 0, terms) is None  # under 5 letters: never
+
+
+def test_a_correction_must_be_far_commoner_than_the_word() -> None:
+    assert correct("netconvrt", "en", 0, terms_of(("netconvert", 9))) is None
+    assert correct("netconvrt", "en", 0, terms_of(("netconvert", 10))) is not None
+    assert correct("netconvrt", "en", 2, terms_of(("netconvert", 29))) is None
+    assert barely_known(0, 100) and barely_known(1, 100) and not barely_known(2, 100)
+
+
+def test_completion_needs_three_letters() -> None:
+    terms = terms_of(("pedestrian", 50), ("pedal", 5))
+    assert complete("pe", terms) is None
+    fix = complete("ped", terms)
+    assert fix is not None and fix.stems == ("pedestrian", "pedal") and fix.distance == 0
+
+
+def test_heavy_sets_are_the_minimal_sets_of_enough_weight() -> None:
+    # Weights 3, 2, 1 (total 6), share 0.5: {0} alone is enough; {1, 2} together.
+    assert _heavy_sets({0: 3.0, 1: 2.0, 2: 1.0}, 0.5) == [(0,), (1, 2)]
+    assert _heavy_sets({0: 3.0, 1: 2.0, 2: 1.0}, 1.0) == [(0, 1, 2)]
+
+
+def test_soft_and_lets_a_page_miss_a_light_word(tmp_path: Path) -> None:
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    padding = " ".join(f"word{n}" for n in range(300))
+    pages = {
+        "overtake": "vehicles overtake on the oncoming lane",
+        **{f"all{i}": f"cars overtake oncoming {padding}" for i in range(16)},
+        **{f"other{i}": f"something else entirely {i}" for i in range(40)},
+    }
+    for path, text in pages.items():
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    narrow = settings.replace(rerank_depth=10)
+    strict = rank(reader, "cars overtake oncoming", narrow, limit=10)
+    soft = rank(reader, "cars overtake oncoming", narrow.replace(soft_and_share=0.6), limit=10)
+    # Strictly, sixteen long pages hold all three and fill the ranking depth: the short page
+    # about overtaking, missing only the light word "cars", is never seen. Softly it is
+    # matched in the first step, and its two rare words put it first.
+    assert "overtake" not in [h.url.rsplit("/", 1)[1] for _, h in strict.hits]
+    assert soft.hits[0][1].url.endswith("/overtake")
