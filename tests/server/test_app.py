@@ -135,7 +135,8 @@ def test_html_search_page_works_without_javascript(served: Get) -> None:
     status, ctype, body = served("/?q=tortoise&page=2")
 
     assert status == 200 and ctype.startswith("text/html")
-    assert "<script" not in body
+    # The only script is the suggest box's, external and deferred: results need none.
+    assert body.count("<script") == 1 and '<script src="/static/suggest.js" defer>' in body
     assert body.count('class="result"') == 20 - 10  # 30 hits, 20 a page: page 2 holds 10
     assert "<mark>Tortoises</mark>" in body
     assert 'rel="prev"' in body and 'rel="next"' not in body
@@ -153,6 +154,28 @@ def test_html_page_escapes_the_query(served: Get) -> None:
 def test_html_page_survives_a_bad_page_number(served: Get) -> None:
     status, _, body = served("/?q=tortoise&page=-3")
     assert status == 200 and 'class="result"' in body
+
+
+def test_api_suggest_completes_the_last_word_from_titles(served: Get) -> None:
+    status, ctype, body = served("/api/suggest?q=tort")
+    data = _json(body)
+    assert status == 200 and ctype.startswith("application/json")
+    assert data["query"] == "tort"
+    assert len(data["suggestions"]) == 8  # at most 8, of the 30 titles that complete it
+    assert all(s.startswith("Tortoise care ") for s in data["suggestions"])
+    # A finished word and the next begun; a text nothing completes; too short a text.
+    two = _json(served("/api/suggest?q=tortoise%20ca&limit=2")[2])["suggestions"]
+    assert len(two) == 2 and all(s.startswith("Tortoise care ") for s in two)
+    assert _json(served("/api/suggest?q=zebr")[2])["suggestions"] == []
+    assert _json(served("/api/suggest?q=t")[2])["suggestions"] == []
+
+
+@pytest.mark.parametrize(
+    "query", ["/api/suggest", "/api/suggest?q=to&limit=9", "/api/suggest?q=" + "x" * 201]
+)
+def test_api_suggest_bad_parameters_get_a_400(served: Get, query: str) -> None:
+    status, _, body = served(query)
+    assert status == 400 and _json(body)["error"]
 
 
 def test_api_search_says_did_you_mean(served: Get) -> None:

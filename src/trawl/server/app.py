@@ -1,6 +1,7 @@
 """The FastAPI application: wires the routers, the error mapping and the background tasks.
 
 api_search  public: /api/search, /healthz, /opensearch.xml
+api_suggest public: /api/suggest (completions as a person types)
 api_admin   behind an API key: sites, crawls, the SEO report, header checks
 ui          the browser pages: search, admin, report, metrics
 /metrics    Prometheus text
@@ -22,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from trawl import __version__
 from trawl.errors import TrawlError
 from trawl.pipeline.resource_checks import check_external_headers
-from trawl.server import api_admin, api_search, docs, errors, openapi, ui
+from trawl.server import api_admin, api_search, api_suggest, docs, errors, openapi, ui
 from trawl.server.context import Context, context_of
 from trawl.server.header_checks import HeaderChecker
 from trawl.server.limits_middleware import RequestLimits
@@ -88,6 +89,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
     docs.install(app)
     app.include_router(api_search.router)
+    app.include_router(api_suggest.router)
     app.include_router(api_admin.router)
     app.include_router(ui.router)
 

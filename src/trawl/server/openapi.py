@@ -47,6 +47,9 @@ _CONFLICTS = (
 )
 
 
+_SEARCHES = ("/api/search", "/api/suggest")  # the search key and rate limit apply to both
+
+
 def _statuses(path: str, method: str, op: dict[str, Any], search_key: bool) -> list[str]:
     codes = ["503"]
     if op.get("parameters") or op.get("requestBody"):
@@ -56,10 +59,10 @@ def _statuses(path: str, method: str, op: dict[str, Any], search_key: bool) -> l
     if (
         path.startswith("/api/admin")
         or path == "/metrics"
-        or (search_key and path == "/api/search")
+        or (search_key and path in _SEARCHES)
     ):
         codes += ["401", "403", "429"]
-    if path == "/api/search":
+    if path in _SEARCHES:
         codes.append("429")
     if "{" in path or path in ("/api/admin/report/page", "/api/admin/report/links.csv"):
         codes.append("404")
