@@ -90,3 +90,13 @@ def test_stop_words_by_language() -> None:
     assert not is_stop_word("curcumin", ["en", "da", "sv", "no", "fi"])
     assert stop_words("fi") == frozenset()  # no list: the index's counts decide alone
     assert not is_stop_word("the", [None])
+
+
+@pytest.mark.parametrize(
+    ("word", "lang"),
+    [("could", "en"), ("might", "en"), ("whether", "en"), ("warum", "de"), ("pourquoi", "fr")],
+)
+def test_question_words_and_auxiliaries_are_stop_words(word: str, lang: str) -> None:
+    # Snowball's lists leave them out; a question is about what follows them.
+    assert is_stop_word(word, [lang])
+    assert not is_stop_word("hedgehog", [lang])

@@ -28,14 +28,26 @@ _LISTS = {
 }  # fmt: skip
 
 
+# Question words and auxiliaries the Snowball lists leave out: "how could I ..." is about
+# what follows, and a page need not say "could" (issue 16: questions in a user's words).
+_QUESTION_WORDS = {
+    "en": "could would might must shall may cannot whose whether",
+    "de": "kann kannst können könnte wie warum weshalb wieso wo wann welche welcher welches",
+    "fr": "comment pourquoi où quand quel quelle quels quelles peut peux pouvez",
+    "es": "cómo cuándo dónde cuál cuáles puede puedo podemos",
+}
+
+
 @cache
 def stop_words(lang: str | None) -> frozenset[str]:
     """The language's stop words, lower-cased and folded; empty when it has no list."""
-    name = _LISTS.get(language_code(lang))
+    code = language_code(lang)
+    name = _LISTS.get(code)
     if name is None:
         return frozenset()
     text = files("trawl.analysis").joinpath("stop_lists", f"{name}.txt").read_text("utf-8")
-    return frozenset(fold(w.lower()) for w in text.split())
+    words = text.split() + _QUESTION_WORDS.get(code, "").split()
+    return frozenset(fold(w.lower()) for w in words)
 
 
 def is_stop_word(word: str, languages: Iterable[str | None]) -> bool:
