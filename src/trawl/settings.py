@@ -115,6 +115,17 @@ class Settings:
         "A word the index barely knows also matches terms 1 edit away (2 from 9 letters),"
         " below exact matches; the last word also completes as a prefix.",
     )
+    feedback_terms: int = _setting(
+        0,
+        "Pseudo-relevance feedback: terms of the best pages added to the query (RM3-style);"
+        " 0: off.",
+        0,
+        100,
+    )
+    feedback_docs: int = _setting(10, "Pseudo-relevance feedback: best pages read.", 1, 100)
+    feedback_weight: float = _setting(
+        0.3, "Pseudo-relevance feedback: a feedback term's weight against a typed word.", 0, 1
+    )
     soft_and_share: float = _setting(
         1.0,
         "Share of a query's word weight (IDF) a page must hold to be among the first matches;"

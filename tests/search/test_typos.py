@@ -166,3 +166,28 @@ def test_soft_and_lets_a_page_miss_a_light_word(tmp_path: Path) -> None:
     # matched in the first step, and its two rare words put it first.
     assert "overtake" not in [h.url.rsplit("/", 1)[1] for _, h in strict.hits]
     assert soft.hits[0][1].url.endswith("/overtake")
+
+
+def test_feedback_adds_the_terms_the_best_pages_share(tmp_path: Path) -> None:
+    # Pages about teleporting say "jam" and "gridlock"; one page says only "gridlock jam".
+    # Asked "teleport", feedback finds that page through the words the best pages share.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    pages = {
+        **{f"teleport{i}": f"vehicles teleport in a gridlock jam {i}" for i in range(3)},
+        "gridlock": "a gridlock jam on the motorway",
+        **{f"other{i}": f"something else entirely {i}" for i in range(20)},
+    }
+    for path, text in pages.items():
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    plain = rank(reader, "teleport", settings, limit=10)
+    fed = rank(reader, "teleport", settings.replace(feedback_terms=2), limit=10)
+    assert "gridlock" not in [h.url.rsplit("/", 1)[1] for _, h in plain.hits]
+    assert [h.url.rsplit("/", 1)[1] for _, h in fed.hits][3] == "gridlock"  # after the three

@@ -20,6 +20,7 @@ class Word:
     # scored at FUZZY_WEIGHT of an exact match (search/typos.py).
     fuzzy: tuple[str, ...] = ()
     fuzzy_plain: str = ""
+    weight: float = 1.0  # below 1: a word the query did not type (feedback terms)
 
 
 FUZZY_WEIGHT = 0.5

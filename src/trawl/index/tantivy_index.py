@@ -495,7 +495,7 @@ class IndexReader:
             # nothing: a 12-word claim names 72 field terms, most of them absent (SciFact
             # search time halved).
             clauses = [
-                self._term(field, term, boost * weight)
+                self._term(field, term, boost * weight * node.weight)
                 for field, boost in boosts.fields.items()
                 if boost > 0
                 for terms, plain, weight in (

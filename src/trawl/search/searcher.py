@@ -28,7 +28,7 @@ from trawl.analysis.stopwords import is_stop_word, stop_words_of
 from trawl.analysis.text import fold, language_code, stem_words, words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
-from trawl.index.spec import Boosts
+from trawl.index.spec import AllOf, AnyOf, Boosts, Node, Word
 from trawl.index.tantivy_index import (
     IndexHit,
     IndexReader,
@@ -129,6 +129,13 @@ def rank(
         shape, weights
     )
     results = _cascade(reader, planned, boosts, max(limit, depth), by_date, every_word=every_word)
+    if settings.feedback_terms and query.plain and results.addresses:
+        extra = _feedback(reader, planned, results, settings)
+        if extra:
+            planned = _with_terms(planned, extra)
+            results = _cascade(
+                reader, planned, boosts, max(limit, depth), by_date, every_word=every_word
+            )
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
     top = results.addresses[:depth]
     candidates = reader.candidates(top)
@@ -138,6 +145,43 @@ def rank(
     best = [(score, hits[i]) for score, i in ordered[:limit]]
     best += [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
     return Ranked(results.total, tuple(best[:limit]), query, languages, tuple(fixes.values()))
+
+
+def _feedback(
+    reader: IndexReader, planned: Plan, results: IndexResults, settings: Settings
+) -> list[Word]:
+    """RM3-style pseudo-relevance feedback: terms the best pages share, weighed by the
+    pages' scores and the terms' rarity, as optional words of the second pass."""
+    top = results.addresses[: settings.feedback_docs]
+    total = sum(score for score, _ in top) or 1.0
+    typed = {t for stems in planned.stems for t in stems}
+    weight: dict[str, float] = {}
+    seen: dict[str, int] = {}
+    for (score, _), hit in zip(top, reader.fetch(top), strict=True):
+        for term in set(hit.terms.split()):
+            if term in typed or len(term) < 3 or not term.isalpha():
+                continue
+            weight[term] = weight.get(term, 0.0) + score / total
+            seen[term] = seen.get(term, 0) + 1
+    size = max(reader.size, 1)
+    shared = [t for t, n in seen.items() if n >= 2]
+    ranked = sorted(
+        shared,
+        key=lambda t: -weight[t] * math.log(size / (1 + reader.doc_freq("body", t))),
+    )
+    return [Word((t,), weight=settings.feedback_weight) for t in ranked[: settings.feedback_terms]]
+
+
+def _with_terms(planned: Plan, extra: list[Word]) -> Plan:
+    steps: list[Node] = []
+    for step in planned.steps:
+        if isinstance(step, AllOf):
+            steps.append(replace(step, optional=(*step.optional, *extra)))
+        elif isinstance(step, AnyOf):
+            steps.append(AnyOf((*step.children, *extra)))
+        else:
+            steps.append(step)
+    return replace(planned, steps=tuple(steps))
 
 
 def _corrections(
