@@ -85,6 +85,7 @@ def test_every_setting_has_an_env_variable() -> None:
             "evict_min_quality",
             "evict_min_authority",
             "soft_and_share",
+            "feedback_weight",
         }:
             value = "0.25"  # a share, at most 1
         if info.name == "navigational":
