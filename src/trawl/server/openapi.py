@@ -56,11 +56,7 @@ def _statuses(path: str, method: str, op: dict[str, Any], search_key: bool) -> l
         codes += ["400", "414"]
     if op.get("requestBody"):
         codes.append("413")
-    if (
-        path.startswith("/api/admin")
-        or path == "/metrics"
-        or (search_key and path in _SEARCHES)
-    ):
+    if path.startswith("/api/admin") or path == "/metrics" or (search_key and path in _SEARCHES):
         codes += ["401", "403", "429"]
     if path in _SEARCHES:
         codes.append("429")
