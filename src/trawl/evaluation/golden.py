@@ -21,10 +21,8 @@ from pathlib import Path
 from typing import Literal, get_args
 from urllib.parse import unquote, urlsplit
 
-import ir_measures
-
 from trawl.evaluation.collections import CollectionError
-from trawl.evaluation.runner import GOLDEN_MEASURES, Run, run_queries
+from trawl.evaluation.runner import GOLDEN_MEASURES, Run, per_query, run_queries
 from trawl.index.tantivy_index import IndexReader
 from trawl.settings import Settings
 
@@ -93,8 +91,7 @@ def evaluate_golden(path: Path, settings: Settings, half: Half | None = None) ->
     golden = [q for q in read_golden_set(path) if half is None or q.half == half]
     if not golden:
         raise CollectionError(f"{path}: no queries in the {half} half")
-    per_query = golden_per_query(golden, settings)
-    return breakdown(golden, per_query)
+    return breakdown(golden, golden_per_query(golden, settings))
 
 
 def golden_per_query(
@@ -105,11 +102,7 @@ def golden_per_query(
     qrels = {q.qid: dict.fromkeys(q.expected, 1) for q in golden}
     reader = IndexReader(settings.index_path)
     run = _as_answered(run_queries(reader, queries, settings, depth=100, syntax=True), qrels)
-    names = {str(m): name for name, m in GOLDEN_MEASURES.items()}
-    scores = {qid: dict.fromkeys(GOLDEN_MEASURES, 0.0) for qid in queries}
-    for metric in ir_measures.iter_calc(list(GOLDEN_MEASURES.values()), qrels, run):
-        scores[metric.query_id][names[str(metric.measure)]] = float(metric.value)
-    return scores
+    return per_query(qrels, run, GOLDEN_MEASURES)
 
 
 def breakdown(

@@ -115,6 +115,17 @@ def score(
     return {name: round(float(by_name.get(str(m), 0.0)), 4) for name, m in measures.items()}
 
 
+def per_query(
+    qrels: dict[str, dict[str, int]], run: Run, measures: Mapping[str, Any]
+) -> dict[str, dict[str, float]]:
+    """Each judged query's value of each measure; a query the run misses scores 0."""
+    names = {str(m): name for name, m in measures.items()}
+    scores = {qid: dict.fromkeys(measures, 0.0) for qid in qrels}
+    for metric in ir_measures.iter_calc(list(measures.values()), qrels, run):
+        scores[metric.query_id][names[str(metric.measure)]] = float(metric.value)
+    return scores
+
+
 def evaluate_collection(collection: Collection, settings: Settings) -> dict[str, float]:
     with collection_index(collection, workers=settings.parse_workers) as reader:
         run = run_queries(reader, collection.queries, settings, key=_doc_id)
