@@ -301,6 +301,30 @@ def test_microdata_loops_and_deep_nesting_end() -> None:
     assert read(page(body=flat))[:2] == (utc(2017, 9, 9), "microdata")
 
 
+def test_microdata_items_sharing_an_itemref_target_cost_bounded_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # N items each naming one block of M elements (16 times over) walked it N * 16 * M
+    # times: 1000 and 1000 on a 160 kB page held a worker 266 s. Counted, not timed.
+    visits = 0
+    children = dates._element_children
+
+    def counted(node: object) -> object:
+        nonlocal visits
+        visits += 1
+        return children(node)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dates, "_element_children", counted)
+    block = '<div id="big">' + '<span itemprop="x">a</span>' * 400 + "</div>"
+    item = f'<div itemscope itemref="{" ".join(["big"] * 16)}"></div>'
+    article = (
+        '<div itemscope itemtype="https://schema.org/Article">'
+        '<meta itemprop="datePublished" content="2017-07-07"></div>'
+    )
+    assert read(page(body=article + block + item * 400))[:2] == (utc(2017, 7, 7), "microdata")
+    assert visits <= dates.MAX_MICRODATA_VISITS + 1000
+
+
 def test_unreadable_json_ld_date_falls_through() -> None:
     data = {"@type": "NewsArticle", "datePublished": "sexta-feira, 22 de outubro de 2010"}
     assert read(page(ld(data) + OG_HEAD))[:2] == (utc(2023, 3, 3, 10), "opengraph")
