@@ -17,6 +17,8 @@ from trawl.net.fetcher import Fetcher
         "::a00:1",  # ::10.0.0.1
         "::a9fe:a9fe",  # ::169.254.169.254, cloud metadata
         "::ffff:127.0.0.1",  # IPv4-mapped
+        "::ffff:0:7f00:1",  # IPv4-translated (SIIT, RFC 6145) of 127.0.0.1
+        "::ffff:0:a9fe:a9fe",  # of 169.254.169.254
         "64:ff9b::7f00:1",  # NAT64 well-known prefix to 127.0.0.1
         "64:ff9b::c0a8:101",  # to 192.168.1.1
         "64:ff9b:1::1",  # local-use NAT64

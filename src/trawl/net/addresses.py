@@ -19,9 +19,14 @@ def is_ip_literal(host: str) -> bool:
 
 
 # IPv6 forms that carry an IPv4 address in their low 32 bits: IPv4-compatible (::/96,
-# deprecated but still routed by some stacks) and NAT64's well-known prefix, which a
+# deprecated but still routed by some stacks), IPv4-translated (::ffff:0:0:0/96, which an
+# SIIT translator sends on to that IPv4 address) and NAT64's well-known prefix, which a
 # translator turns into a connection to that IPv4 address.
-_EMBEDS_LOW_32 = (ipaddress.IPv6Network("::/96"), ipaddress.IPv6Network("64:ff9b::/96"))
+_EMBEDS_LOW_32 = (
+    ipaddress.IPv6Network("::/96"),
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),
+    ipaddress.IPv6Network("64:ff9b::/96"),
+)
 # Never public, whatever follows: local-use NAT64 (RFC 8215), whose IPv4 part may sit
 # anywhere, and site-local (deprecated by RFC 3879 but still private where used).
 _NEVER_PUBLIC = (ipaddress.IPv6Network("64:ff9b:1::/48"), ipaddress.IPv6Network("fec0::/10"))
