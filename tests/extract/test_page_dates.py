@@ -541,6 +541,11 @@ def test_parse_markup_date(text: str, expected: datetime | None) -> None:
         ("Sun Nov  6 08:49:37 1994", utc(1994, 11, 6, 8, 49, 37)),
         ("2019-11-19", None),
         ("Sun, 32 Nov 1994 08:49:37 GMT", None),
+        # .NET's DateTime.MinValue; the email parser reads years under 100 as 19xx/20xx.
+        ("Mon, 01 Jan 0001 00:00:00 GMT", None),
+        ("Thu, 01 Jan 0099 00:00:00 GMT", None),
+        ("Mon Jan  1 00:00:00 0001", None),
+        ("Sun, 06 Nov 1994 08:49:37 -0130", utc(1994, 11, 6, 10, 19, 37)),
         ("", None),
         (None, None),
     ],

@@ -127,6 +127,9 @@ _DC_NAME = re.compile(r"""name\s*=\s*["']?\s*[dD][cC](?:[tT][eE][rR][mM][sS])?\.
 # and trailing commas in templates. Strings are matched first so that what they
 # hold is kept as it is.
 _JSON_LD_WRAPPING = re.compile(r"^\s*(?://[^\n]*|<!--|<!\[CDATA\[)|(?://\s*)?(?:-->|\]\]>)\s*$")
+# The year of an IMF-fixdate or asctime date as written: four digits that are no
+# part of the time or the zone offset.
+_HTTP_YEAR = re.compile(r"(?<![\d:+-])(\d{4})(?![\d:])")
 _JSON_LD_LAXITY = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|,(?=\s*[\]}])')
 
 
@@ -230,6 +233,11 @@ def parse_http_date(text: str | None) -> datetime | None:
         return None
     try:
         value = parsedate_to_datetime(text)
+        # The email parser reads a year under 100 as two digits even when written
+        # with four: .NET's "01 Jan 0001" became 2001 and a plausible date.
+        written = _HTTP_YEAR.search(text)
+        if written is not None and int(written.group(1)) != value.year:
+            return None
         if value.tzinfo is None:
             # asctime dates carry no zone; every HTTP date is GMT by definition.
             value = value.replace(tzinfo=UTC)
