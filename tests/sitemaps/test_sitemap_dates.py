@@ -68,6 +68,7 @@ def test_dates_that_are_read(text: str, expected: datetime) -> None:
         "9999-12-31T23:00-05:00",  # after year 9999 once in UTC
         "2023-01-01T10:00:00.1" + "0" * 100 + "+01:00",  # too long to look at
         "1" * 10_000,
+        "Mon, 01 Jan 0001 00:00:00 GMT",  # year 1, not 2001 (the email parser's rule)
     ],
 )
 def test_dates_that_are_not_guessed(text: str | None) -> None:

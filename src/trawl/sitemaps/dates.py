@@ -90,11 +90,19 @@ def _zone(zone: str | None) -> timezone:
     return timezone(sign * timedelta(minutes=minutes))  # ValueError past 24 hours
 
 
+# The year as written: four digits that are no part of the time or the zone offset.
+_RFC822_YEAR = re.compile(r"(?<![\d:+-])(\d{4})(?![\d:])")
+
+
 def _from_rfc822(text: str) -> datetime | None:
     try:
         value = parsedate_to_datetime(text)
     except (ValueError, TypeError, IndexError, OverflowError):
         # The email parser reports bad input through several exception types.
+        return None
+    # It reads a year under 100 as two digits even when written with four: "0001" is 2001.
+    written = _RFC822_YEAR.search(text)
+    if written is not None and int(written.group(1)) != value.year:
         return None
     if value.tzinfo is None:
         if not text.endswith("-0000"):
