@@ -181,6 +181,15 @@ def test_invalid_toml_is_a_config_error(tmp_path: Path) -> None:
         load(env={}, config_file=toml(tmp_path, "delay = = 1\n"))
 
 
+@pytest.mark.parametrize("data", [b"\xff\xfe", b"delay = 1\n# caf\xe9\n"])
+def test_config_file_not_in_utf8_is_a_config_error(tmp_path: Path, data: bytes) -> None:
+    # tomllib decodes before it parses: a UnicodeDecodeError escaped as a traceback.
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError, match="TOML"):
+        load(env={}, config_file=path)
+
+
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load(env={}, config_file=tmp_path / "nope.toml")

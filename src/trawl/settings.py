@@ -330,7 +330,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
             raw = tomllib.load(f)
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from e
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:  # TOML is UTF-8 only
         raise ConfigError(f"{path} is not valid TOML: {e}") from e
     known = {f.name for f in dataclasses.fields(Settings)}
     unknown = sorted(set(raw) - known)
