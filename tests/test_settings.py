@@ -190,6 +190,16 @@ def test_config_file_not_in_utf8_is_a_config_error(tmp_path: Path, data: bytes) 
         load(env={}, config_file=path)
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["http://[", "http://[::1", "https://example.org:99999", "http://a@example.org", "http://:80"],
+)
+def test_public_url_that_urlsplit_cannot_read_is_a_config_error(url: str) -> None:
+    # Accepted before, then every login and cookie write raised ValueError: a 500.
+    with pytest.raises(ConfigError, match="public_url"):
+        load(env={"TRAWL_PUBLIC_URL": url})
+
+
 def test_missing_config_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load(env={}, config_file=tmp_path / "nope.toml")

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from trawl.errors import ConfigError
 
@@ -262,7 +263,7 @@ class Settings:
                 raise ConfigError(
                     f"trusted_proxies: {item!r} is not an address or network"
                 ) from None
-        if result.public_url and not re.fullmatch(r"https?://[^/?#\s]+/?", result.public_url):
+        if result.public_url and not _is_origin(result.public_url):
             raise ConfigError(
                 f"public_url must be an http(s) origin such as https://search.example.org,"
                 f" not {result.public_url!r}"
@@ -322,6 +323,17 @@ def load(
         if info.env in env:
             values[info.name] = env[info.env]
     return Settings().replace(**values)
+
+
+def _is_origin(url: str) -> bool:
+    if not re.fullmatch(r"https?://[^/?#\s@]+/?", url):
+        return False
+    try:  # "http://[" or a port past 65535: the server would fail on every login
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return False
+    return bool(parts.hostname)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
