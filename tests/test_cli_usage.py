@@ -102,6 +102,7 @@ READ_ONLY = [
     ["export"],
     ["keys", "list"],
     ["keys", "revoke", "1"],
+    ["worker"],  # without start URLs it only joins a crawl, and there is none
 ]
 
 

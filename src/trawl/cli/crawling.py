@@ -359,7 +359,8 @@ def worker(
         allowed = [parse_host_port(h) for h in allow_host or []]
         starts = list(dict.fromkeys(parse_start_url(u) for u in urls or []))
         check_extras(settings)
-        store = open_store(settings)
+        # Without start URLs a worker only joins a running crawl: no store, nothing to join.
+        store = open_store(settings, create=bool(starts))
     except TrawlError as e:
         raise fail(e) from None
     owner = f"{socket.gethostname()}:{os.getpid()}"
