@@ -117,6 +117,20 @@ def test_a_command_that_reads_leaves_no_data_folder_behind(args: list[str], tmp_
     assert not missing.exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [(["crawl", "ftp://example.com/"], 2), (["crawl"], 2), (["crawl", "--resume"], 3)],
+)
+def test_a_crawl_refused_before_it_starts_leaves_no_data_folder(
+    args: list[str], code: int, tmp_path: Path
+) -> None:
+    # The store was opened (and made) before the start URLs were read.
+    missing = tmp_path / "missing"
+    result = trawl(*args, "--data", str(missing))
+    assert result.returncode == code, result.stderr
+    assert not missing.exists()
+
+
 def test_eval_golden_on_a_missing_data_folder(tmp_path: Path) -> None:
     golden = tmp_path / "golden.tsv"
     golden.write_text("hedgehog\thttps://example.com/\n")

@@ -170,7 +170,9 @@ def _crawl(
         parse_host_aliases(settings.host_aliases)  # a typo fails here, not mid-crawl
         allowed = [parse_host_port(h) for h in allow_host or []]
         check_extras(settings)
-        store = open_store(settings)
+        # Bad input is refused before the store is made: no data folder is left behind.
+        _start_urls(urls or [], resume, None)
+        store = open_store(settings, create=bool(urls))
         starts = _start_urls(urls or [], resume, store)
     except TrawlError as e:
         raise fail(e) from None
@@ -267,12 +269,15 @@ def _failure(outcome: CrawlOutcome) -> str | None:
     return None
 
 
-def _start_urls(urls: list[str], resume: bool, store: Store) -> list[str]:
+def _start_urls(urls: list[str], resume: bool, store: Store | None) -> list[str]:
+    """The crawl's start URLs; with no ``store`` yet, only checks what was typed."""
     from trawl.urls.start import parse_start_url
 
     if urls:
         return list(dict.fromkeys(parse_start_url(u) for u in urls))
-    if resume:
+    if resume and store is None:
+        return []
+    if resume and store is not None:
         previous = store.resumable_crawl()
         if previous is None:
             raise ConfigError("no stopped or interrupted crawl to resume")
