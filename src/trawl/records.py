@@ -410,3 +410,16 @@ class ResourceCheck:
     @property
     def broken(self) -> bool:
         return self.status == 0 or self.status >= 400
+
+
+@dataclass(frozen=True, slots=True)
+class HostTally:
+    """One host's part of a crawl as its frontier in the store records it (pages
+    carried from a resumed run included): what the crawl's health is judged on."""
+
+    host: str
+    fetched: int = 0  # requests that reached the network (answered or failed)
+    failed: int = 0  # no answer at all
+    server_errors: int = 0  # answered 5xx
+    robots_unanswered: int = 0  # URLs skipped because robots.txt did not answer
+    caps: tuple[str, ...] = ()  # caps that kept URLs of this host out of the run

@@ -13,6 +13,7 @@ engine's whitespace tokenizer: the engine never stems or lower-cases.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,13 +89,18 @@ def _schema() -> Any:
 
 
 def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
-    """Open the index at ``path``; ``replace`` starts over when it has another schema."""
+    """Open the index at ``path``; ``replace`` starts over when it has another schema, or
+    when its marker or the engine's own files are damaged."""
     marker = path / _SCHEMA_FILE
     try:
         if marker.exists():
-            version = json.loads(marker.read_text()).get("version")
+            version = _marker_version(marker)
             if version != SCHEMA_VERSION and replace:
                 shutil.rmtree(path)
+            elif version is None:
+                raise SearchIndexError(
+                    f"index at {path} has a damaged {_SCHEMA_FILE}: rebuild it with `trawl index`"
+                )
             elif version != SCHEMA_VERSION:
                 raise SearchIndexError(
                     f"index at {path} has schema version {version}, this Trawl needs"
@@ -111,11 +117,42 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
             shutil.rmtree(path)  # same version number, other fields: a rebuild starts over
             path.mkdir(parents=True)
             index = _engine_index(path)
-        if create:  # a reader writes nothing: search servers open the index read-only
-            marker.write_text(json.dumps({"version": SCHEMA_VERSION}))
+        if create and not marker.exists():  # a reader writes nothing: servers open read-only
+            write_atomically(marker, json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:
         raise SearchIndexError(f"cannot open index at {path}: {e}") from e
+
+
+def _marker_version(marker: Path) -> int | None:
+    """The schema version the marker names; None when it is empty or damaged (a kill
+    while an older Trawl wrote it in place)."""
+    try:
+        found = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    version = found.get("version") if isinstance(found, dict) else None
+    return version if isinstance(version, int) else None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` whole or not at all: a temporary file beside it,
+    synced, renamed over it, and the folder synced, so a kill or a power cut leaves
+    the old file or the new one, never an empty or half-written one."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def _engine_index(path: Path) -> Any:
@@ -127,7 +164,7 @@ def _engine_index(path: Path) -> Any:
     settings = found["index_settings"]
     if not found["segments"] and settings.get("docstore_blocksize") != _STORE_BLOCK_BYTES:
         settings["docstore_blocksize"] = _STORE_BLOCK_BYTES
-        meta.write_text(json.dumps(found))
+        write_atomically(meta, json.dumps(found))
         index = tantivy.Index(_schema(), path=str(path), reuse=True)
     return index
 
@@ -143,9 +180,11 @@ class IndexWriter:
             self._writer = self._index.writer(_WRITER_HEAP, threads)
         except ValueError as e:  # the writer lock is held by another process
             raise SearchIndexError(f"index at {path} is being written by another process") from e
+        self.pending = 0
+        self._searcher: Any = None
         if fresh:
             self._writer.delete_all_documents()
-        self.pending = 0
+            self.pending = 1  # a rebuild commits even when the store has no page
 
     def upsert(self, record: PageRecord, anchors: Sequence[str] = ()) -> None:
         self.upsert_fields(index_fields(record, anchors))
@@ -172,6 +211,15 @@ class IndexWriter:
         if self.pending:
             self._writer.commit()
             self.pending = 0
+            self._searcher = None
+
+    def contains(self, url: str) -> bool:
+        """Whether the last commit holds the page ``url`` (deleted documents do not count)."""
+        if self._searcher is None:
+            self._index.reload()
+            self._searcher = self._index.searcher()
+        query = tantivy.Query.term_query(self._schema, "url", url)
+        return int(self._searcher.search(query, 1).count or 0) > 0
 
     def rollback(self) -> None:
         """Drop every change since the last commit."""
@@ -328,6 +376,16 @@ class IndexReader:
     def num_docs(self) -> int:
         self.reload()
         return int(self._searcher.num_docs)
+
+    def urls(self) -> list[str]:
+        """The URL of every document of the latest commit (a URL twice: two documents)."""
+        self.reload()
+        searcher = self._searcher
+        total = int(searcher.num_docs)
+        if total == 0:
+            return []
+        found = searcher.search(tantivy.Query.all_query(), total)
+        return [str(searcher.doc(address).get_first("url")) for _, address in found.hits]
 
     @property
     def size(self) -> int:

@@ -1,5 +1,5 @@
 """The end of an embedded crawl: prune, the corpus batch step, the index brought in
-line, and the crawl-log row closed, in that order.
+line and committed, and the crawl-log row closed, in that order.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 
 from trawl.corpus import update_signals
 from trawl.crawl.crawler import CrawlStats
+from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline.health import Judgement
 from trawl.stage_pool import Page, StagePool
 from trawl.store.base import Store
 
@@ -29,9 +31,9 @@ async def _link_up(
     # most of this step), while this process reads the next pages and feeds the index.
     async for fields in pool.documents(_searchable_pages(store, index, urls)):
         index.upsert_fields(fields)
-    # No commit every COMMIT_EVERY pages here, only the one when the crawl closes
-    # the index: a crash before it leaves the crawl open, and its resume indexes
-    # what this run fetched. Each commit (about 0.1 s) held up the crawl's end.
+    # No commit every COMMIT_EVERY pages here, only the one before the crawl's row is
+    # closed: a crash before it leaves the crawl open, and its resume indexes what
+    # this run fetched. Each commit (about 0.1 s) held up the crawl's end.
 
 
 def _searchable_pages(store: Store, index: IndexWriter, urls: Iterable[str]) -> Iterator[Page]:
@@ -52,34 +54,50 @@ async def finish_crawl(
     pool: StagePool,
     crawl_id: int,
     *,
-    start_urls: Sequence[str],
+    judgement: Judgement,
     stats: CrawlStats,
-    outcome: str,
     indexed_urls: Sequence[str],
 ) -> int:
-    """Prune what is gone (after a complete, healthy run), run the batch step over the
-    corpus, then close the crawl-log row.
+    """Prune what is gone from the hosts the ``judgement`` lets prune, run the batch step
+    over the corpus, commit the index, then close the crawl-log row.
 
-    Only a complete run removes pages the run did not reach, and pages that answered
-    with a server error: a capped, stopped or unhealthy run (an outage) removes nothing.
-    The row is closed last, so a run killed during the batch step is resumed.
+    A host's unseen pages, and its pages that answered with a server error, leave only
+    when its part of the run was whole and healthy (pipeline/health.py): a capped,
+    stopped or failing part (an outage) removes nothing. Each step is durable before
+    the next begins, so a kill at any instant leaves store and index in agreement or
+    the run open, and the run that resumes it does the rest:
+
+    - pruned pages leave the index (committed) before they leave the store: a kill
+      between the two leaves them stored and unseen, so the resumed run prunes them;
+    - the index is committed before the row is closed: a kill between the two leaves
+      the run open, and the resumed run indexes its pages again.
     """
-    hosts = sorted({urlsplit(u).hostname or "" for u in start_urls})
+    hosts = [v.host for v in judgement.hosts]
     store.count_inlinks(hosts)
-    pruned = 0
-    if outcome == "complete":
-        gone = store.unseen_pages(crawl_id, hosts)
-        store.delete_pages(gone)
-        for url in [*gone, *store.server_error_pages(crawl_id)]:
+    prunable = judgement.prunable
+    gone = store.unseen_pages(crawl_id, prunable) if prunable else []
+    if prunable:
+        failing = [u for u in store.server_error_pages(crawl_id) if _host(u) in prunable]
+        for url in [*gone, *failing]:
             index.delete(url)
-        pruned = len(gone)
+        index.commit()
+        fault_point("crawl_end.after_prune_index")
+        store.delete_pages(gone)
+        fault_point("crawl_end.after_prune_store")
     await _link_up(store, index, pool, indexed_urls)
+    fault_point("crawl_end.before_index_commit")
+    index.commit()
+    fault_point("crawl_end.after_index_commit")
     store.finish_crawl(
         crawl_id,
         pages_ok=stats.ok,
         pages_failed=stats.failed,
-        outcome=outcome,
+        outcome=judgement.outcome,
         skipped=stats.skipped,
         samples=stats.samples,
     )
-    return pruned
+    return len(gone)
+
+
+def _host(url: str) -> str:
+    return urlsplit(url).hostname or ""

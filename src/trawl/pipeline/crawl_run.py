@@ -2,8 +2,8 @@
 
 ``crawl`` is the embedded crawl (one process, its own frontier and index
 writer); ``run_crawler`` drives the crawler for it and for workers
-(pipeline/workers.py) and judges the run: complete, capped, stopped or
-unhealthy.
+(pipeline/workers.py). The run is judged complete, capped, stopped or
+unhealthy by pipeline/health.py, host by host, on what the store recorded.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
-from trawl.crawl.frontier import CrawlFrontier, Frontier
+from trawl.crawl.frontier import CrawlFrontier
 from trawl.errors import InvalidUrl, RenderError
 from trawl.index.tantivy_index import IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.pipeline.crawl_end import finish_crawl
+from trawl.pipeline.health import CapLog, CappedFrontier, DepthCap, judge_crawl
 from trawl.pipeline.pages import PagePipeline
 from trawl.pipeline.resource_checks import check_resources
 from trawl.records import CrawlUrl, ResourceCheck
@@ -160,11 +161,19 @@ async def crawl(
             product_token(settings.user_agent),
             live_index_after=settings.live_index_after,
         )
-        frontier = Frontier(
+        caps = CapLog(store, crawl_id)
+        frontier = CappedFrontier(
+            caps,
             delay=settings.delay,
             host_concurrency=settings.host_concurrency,
             max_per_host=settings.max_per_host,
             max_pending=settings.max_pending,
+        )
+        scopes = [make_scope(settings.scope, u) for u in start_urls]
+        pipeline.depth_cap = DepthCap(
+            caps,
+            settings.max_depth,
+            lambda url: not frontier.seen(url) and any(s.contains(url) for s in scopes),
         )
         resume: list[CrawlUrl] = []
         carried: list[str] = []
@@ -202,14 +211,22 @@ async def crawl(
         loss = _main_loss(pipeline, stats)
         if loss is not None:
             stats.skipped[f"not indexed: {loss[0]}"] = loss[1]
+        judgement = judge_crawl(
+            store,
+            crawl_id,
+            start_urls,
+            max_error_rate=settings.max_error_rate,
+            stopped=outcome == "stopped",
+            caps=["max_pages"] if outcome == "capped" else [],
+        )
+        outcome = judgement.outcome
         pruned = await finish_crawl(
             store,
             index,
             parser,
             crawl_id,
-            start_urls=start_urls,
+            judgement=judgement,
             stats=stats,
-            outcome=outcome,
             indexed_urls=[*carried, *pipeline.indexed_urls],
         )
     finally:
@@ -242,6 +259,8 @@ async def run_crawler(
     allow: Sequence[Target],
     trust_start_urls: bool = True,
 ) -> tuple[CrawlStats, str]:
+    """Crawl; return the stats and how the requests ended: stopped, capped (max_pages)
+    or ran (to the end: judged by pipeline/health.py)."""
     limits = CrawlLimits(
         user_agent=settings.user_agent,
         concurrency=settings.concurrency,
@@ -272,14 +291,13 @@ async def run_crawler(
     if renderer is not None:
         for reason, count in renderer.refused.items():
             stats.skipped[f"browser request refused: {reason}"] += count
+    # The rest of the verdict (health, every other cap) is the store's to give, host by
+    # host, with what a resumed run carried: pipeline/health.py.
     if crawler.stop_requested:
         return stats, "stopped"
     if stats.hit_page_cap:
         return stats, "capped"
-    errors = stats.failed + stats.server_errors
-    if stats.ok == 0 or errors > settings.max_error_rate * max(1, stats.fetched):
-        return stats, "unhealthy"
-    return stats, "complete"
+    return stats, "ran"
 
 
 def _main_loss(pipeline: PagePipeline, stats: CrawlStats) -> tuple[str, int] | None:

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from trawl.errors import RenderError
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline.health import DepthCap
 from trawl.records import CrawlUrl, FetchResult, Link, PageRecord
 from trawl.stage_pool import StagePool
 from trawl.store.base import Store
@@ -64,6 +65,7 @@ class PagePipeline:
         self.unchanged = 0  # pages that answered 304: still in the index
         self.not_indexed: Counter[str] = Counter()  # why fetched pages are not indexed
         self.renderer: Renderer | None = None  # set for the crawl when --render
+        self.depth_cap: DepthCap | None = None  # set by a crawl that judges its caps
 
     @property
     def indexed(self) -> int:
@@ -83,9 +85,19 @@ class PagePipeline:
         return headers
 
     async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+        follow = await self._fetched(item, result)
+        if self.depth_cap is not None and result.location is None:
+            self.depth_cap.links(item, follow)
+        return follow
+
+    async def _fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
         if result.status == 304:
             self.unchanged += 1
             self._store.touch_page(item.url, self._crawl_id)
+            if self._index is not None and not self._index.contains(item.url):
+                # Unchanged, but not in the index (a crash lost its document before the
+                # commit): indexed again when the crawl ends, so a recrawl repairs it.
+                self.indexed_urls.append(item.url)
             return followed(tuple(self._store.links_from(item.url)))
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()

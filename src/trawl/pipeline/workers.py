@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from urllib.parse import urlsplit
 
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.crawl.shared_frontier import SharedFrontier
 from trawl.errors import StoreError
 from trawl.net.addresses import Target
 from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
+from trawl.pipeline.health import judge_crawl
 from trawl.pipeline.pages import PagePipeline
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
@@ -81,6 +81,11 @@ async def work(
             outcome, _ = _close_shared_crawl(store, crawl_id, starts, stats, settings, capped=True)
         elif outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
             outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
+        elif outcome == "ran":
+            # Others are still at it: the run so far, as the store tells it.
+            outcome = judge_crawl(
+                store, crawl_id, starts, max_error_rate=settings.max_error_rate
+            ).outcome
     finally:
         await parser.close()
     return CrawlOutcome.of(crawl_id, outcome, stats, started, indexed=0, pruned=pruned)
@@ -107,26 +112,26 @@ def _close_shared_crawl(
     *,
     capped: bool = False,
 ) -> tuple[str, int]:
-    """The end of a crawl shared by workers, judged on every worker's results; a
-    ``capped`` one prunes nothing, like an embedded crawl that hit max_pages."""
+    """The end of a crawl shared by workers, judged on every worker's results, host by
+    host (pipeline/health.py); a ``capped`` one prunes nothing, like an embedded crawl
+    that hit max_pages."""
+    judgement = judge_crawl(
+        store,
+        crawl_id,
+        starts,
+        max_error_rate=settings.max_error_rate,
+        caps=["max_pages"] if capped else [],
+    )
     counts = store.frontier_counts(crawl_id)
-    ok, failed = counts.get("fetched", 0), counts.get("failed", 0)
-    errors = failed + len(store.server_error_pages(crawl_id))
-    healthy = ok > 0 and errors <= settings.max_error_rate * max(1, ok + failed)
-    hosts = sorted({urlsplit(u).hostname or "" for u in starts})
-    store.count_inlinks(hosts)
-    pruned = 0
-    if healthy and not capped:
-        gone = store.unseen_pages(crawl_id, hosts)
-        store.delete_pages(gone)
-        pruned = len(gone)
-    outcome = "capped" if capped else "complete" if healthy else "unhealthy"
+    store.count_inlinks([v.host for v in judgement.hosts])
+    gone = store.unseen_pages(crawl_id, judgement.prunable) if judgement.prunable else []
+    store.delete_pages(gone)
     store.finish_crawl(
         crawl_id,
-        pages_ok=ok,
-        pages_failed=failed,
-        outcome=outcome,
+        pages_ok=counts.get("fetched", 0),
+        pages_failed=counts.get("failed", 0),
+        outcome=judgement.outcome,
         skipped=stats.skipped,
         samples=stats.samples,
     )
-    return outcome, pruned
+    return judgement.outcome, len(gone)

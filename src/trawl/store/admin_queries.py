@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -59,14 +59,43 @@ class AdminQueries:
         with self._transaction():
             if self._db.execute("DELETE FROM sites WHERE host = ?", (host,)).rowcount == 0:
                 return None
-            # The site's host carries its port when it has one; pages keep the bare name.
-            prefix = _escape_like(host) + "/%"
             rows = self._db.execute(
                 "DELETE FROM pages WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'"
                 " RETURNING url",
-                ("http://" + prefix, "https://" + prefix),
+                _site_patterns(host),
             )
             return [u for (u,) in rows]
+
+    def site_pages(self, host: str) -> list[str] | None:
+        """The URLs ``delete_site`` would remove (None: no such site), removing nothing."""
+        if self._db.execute("SELECT 1 FROM sites WHERE host = ?", (host,)).fetchone() is None:
+            return None
+        rows = self._db.execute(
+            "SELECT url FROM pages WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'",
+            _site_patterns(host),
+        )
+        return [u for (u,) in rows]
+
+    # -- store and index in agreement (pipeline/integrity.py) ---------------
+
+    def searchable_counts(self) -> tuple[int, int]:
+        """Pages the index must hold (indexable, not a duplicate), and pages it may hold
+        as well: those whose last answer was a server error keep their document until a
+        healthy crawl removes it."""
+        row = self._db.execute(
+            "SELECT sum(CASE WHEN indexable = 1 AND duplicate_of IS NULL THEN 1 ELSE 0 END),"
+            " sum(CASE WHEN status >= 500 THEN 1 ELSE 0 END) FROM pages"
+        ).fetchone()
+        return int(row[0] or 0), int(row[1] or 0)
+
+    def searchable_urls(self) -> Iterator[tuple[str, bool]]:
+        """(URL, must be indexed) of every page ``searchable_counts`` counts."""
+        rows = self._db.execute(
+            "SELECT url, CASE WHEN indexable = 1 AND duplicate_of IS NULL THEN 1 ELSE 0 END"
+            " FROM pages WHERE (indexable = 1 AND duplicate_of IS NULL) OR status >= 500"
+        )
+        for url, must in rows:
+            yield url, bool(must)
 
     # -- API keys and admin sessions ----------------------------------------
 
@@ -295,3 +324,9 @@ def _report_filters(query: ReportQuery) -> tuple[str, tuple[Any, ...]]:
             clauses.append(f"{column} = ?")
             params.append(value)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def _site_patterns(host: str) -> tuple[str, str]:
+    # The site's host carries its port when it has one; pages keep the bare name.
+    prefix = _escape_like(host) + "/%"
+    return "http://" + prefix, "https://" + prefix

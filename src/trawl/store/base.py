@@ -26,6 +26,7 @@ from trawl.records import (
     CrawlUrl,
     ExternalLink,
     HeaderCheck,
+    HostTally,
     Inlink,
     KeyScope,
     Link,
@@ -79,6 +80,15 @@ class Store(Protocol):
     def frontier_finished(self, crawl_id: int) -> list[str]: ...
 
     def frontier_counts(self, crawl_id: int) -> dict[str, int]: ...
+
+    def host_tallies(self, crawl_id: int) -> dict[str, HostTally]:
+        """Each host's fetches, failures, server errors, robots.txt refusals and caps in
+        the crawl's frontier (pages carried from the run it resumes included)."""
+        ...
+
+    def answered(self, crawl_id: int, urls: Sequence[str]) -> set[str]:
+        """Those of ``urls`` the crawl fetched and that answered (not 5xx, not failed)."""
+        ...
 
     # -- the frontier shared by workers (leases, per-host politeness)
     def join_crawl(self, start_urls: Sequence[str]) -> int:
@@ -184,6 +194,17 @@ class Store(Protocol):
     def set_site_enabled(self, host: str, enabled: bool) -> bool: ...
 
     def delete_site(self, host: str) -> list[str] | None: ...
+
+    def site_pages(self, host: str) -> list[str] | None: ...
+
+    # -- store and index in agreement (pipeline/integrity.py)
+    def searchable_counts(self) -> tuple[int, int]:
+        """(pages the index must hold, pages it may hold too: their last answer was 5xx)."""
+        ...
+
+    def searchable_urls(self) -> Iterator[tuple[str, bool]]:
+        """(URL, must be indexed) of each page either count of ``searchable_counts`` holds."""
+        ...
 
     def add_api_key(
         self,

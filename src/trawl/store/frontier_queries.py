@@ -17,10 +17,15 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from trawl.errors import ConfigError
-from trawl.records import CrawlUrl
+from trawl.records import CrawlUrl, HostTally
 from trawl.store import shared_sql
 from trawl.store.database import Database
 from trawl.urls.identity import politeness_host
+
+# Frontier reasons the crawl's health is judged on (pipeline/health.py writes the caps).
+CAPPED = "capped: "  # a marker row: a cap kept URLs of its host out of the crawl
+# robots/policy.py's reason for a robots.txt that did not answer (5xx, no connection).
+ROBOTS_UNANSWERED = "robots.txt:%nothing allowed"
 
 
 class FrontierQueries:
@@ -72,6 +77,46 @@ class FrontierQueries:
             "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
         )
         return dict(rows)
+
+    def host_tallies(self, crawl_id: int) -> dict[str, HostTally]:
+        rows = self._db.execute(
+            "SELECT f.host, f.state, f.reason LIKE ? AS unanswered, f.reason LIKE ? AS cap,"
+            " CASE WHEN f.reason LIKE ? THEN f.reason END, count(*),"
+            " sum(CASE WHEN p.status >= 500 AND p.crawl_id = f.crawl_id THEN 1 ELSE 0 END)"
+            " FROM frontier f LEFT JOIN pages p ON p.url = f.url WHERE f.crawl_id = ?"
+            " GROUP BY 1, 2, 3, 4, 5",
+            (ROBOTS_UNANSWERED, CAPPED + "%", CAPPED + "%", crawl_id),
+        )
+        found: dict[str, dict[str, Any]] = {}
+        for host, state, unanswered, cap, reason, count, server_errors in rows:
+            tally = found.setdefault(
+                host,
+                {"fetched": 0, "failed": 0, "server_errors": 0, "robots_unanswered": 0, "caps": []},
+            )
+            if state in ("fetched", "failed") and not cap:
+                tally["fetched"] += count
+                tally["failed"] += count if state == "failed" else 0
+                tally["server_errors"] += server_errors or 0
+            elif state == "skipped" and unanswered:
+                tally["robots_unanswered"] += count
+            if cap and reason:
+                tally["caps"].append(reason.removeprefix(CAPPED))
+        return {
+            host: HostTally(host, **{**t, "caps": tuple(sorted(t["caps"]))})
+            for host, t in found.items()
+        }
+
+    def answered(self, crawl_id: int, urls: Sequence[str]) -> set[str]:
+        if not urls:
+            return set()
+        marks = ", ".join("?" * len(urls))
+        rows = self._db.execute(
+            "SELECT f.url FROM frontier f JOIN pages p ON p.url = f.url"  # noqa: S608
+            f" WHERE f.crawl_id = ? AND f.state = 'fetched' AND f.url IN ({marks})"
+            " AND p.status > 0 AND p.status < 500",
+            (crawl_id, *urls),
+        )
+        return {u for (u,) in rows}
 
     # -- the frontier shared by workers ----------------------------------------
     # Several worker processes on one machine may share a SQLite file: BEGIN

@@ -1,0 +1,194 @@
+"""Is a crawl whole and healthy enough, host by host, to remove what it did not see?
+
+A crawl's outcome and what it may prune are judged here, once, for the embedded
+crawl (crawl_run.py) and for workers sharing a store (workers.py), on what the
+store's frontier records: pages carried from a resumed run count as this run's.
+
+A start host's unseen pages (and its pages that answered 5xx) go only when its
+part of the run finished uncapped, its robots.txt and its start URL answered,
+and its error rate stayed under ``max_error_rate``: an outage of one host, or a
+cap that kept the crawl from some of its pages, never empties its part of the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from trawl.crawl.frontier import Frontier
+from trawl.records import CrawlUrl, HostTally
+from trawl.store.base import Store
+from trawl.store.frontier_queries import CAPPED
+from trawl.urls.identity import politeness_host
+
+Outcome = Literal["complete", "capped", "stopped", "unhealthy"]
+# The caps that keep URLs out of a crawl; every one makes a host's part capped.
+Cap = Literal["max_pages", "max_per_host", "max_depth", "max_pending"]
+# Frontier refusals (crawl/frontier.py's ``refused`` reasons) and the cap behind each.
+REFUSALS: dict[str, Cap] = {"host cap": "max_per_host", "frontier full": "max_pending"}
+
+
+@dataclass(frozen=True, slots=True)
+class HostVerdict:
+    host: str
+    prunable: bool
+    reason: str  # why not, or "complete"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    outcome: Outcome
+    hosts: tuple[HostVerdict, ...]  # one per start host
+
+    @property
+    def prunable(self) -> list[str]:
+        """Start hosts whose unseen pages may go."""
+        return [v.host for v in self.hosts if v.prunable]
+
+
+def start_hosts(start_urls: Sequence[str]) -> list[str]:
+    return sorted({urlsplit(u).hostname or "" for u in start_urls})
+
+
+def judge_health(
+    tallies: Mapping[str, HostTally],
+    start_urls: Sequence[str],
+    answered: set[str],
+    *,
+    max_error_rate: float,
+    stopped: bool = False,
+    caps: Sequence[Cap] = (),
+) -> Judgement:
+    """The run's outcome and each start host's verdict. ``answered``: the start URLs that
+    answered; ``caps``: caps the run hit as a whole (max_pages), which leave every
+    host's part capped."""
+    if any("max_pending" in t.caps for t in tallies.values()):
+        # The frontier was full: any host may have lost URLs to it, not only the one
+        # whose URL was refused.
+        caps = sorted({*caps, "max_pending"})
+    verdicts = []
+    for host in start_hosts(start_urls):
+        tally = tallies.get(host, HostTally(host))
+        urls = [u for u in start_urls if (urlsplit(u).hostname or "") == host]
+        verdicts.append(_verdict(tally, urls, answered, max_error_rate, caps))
+    every = list(tallies.values())
+    fetched = sum(t.fetched for t in every)
+    errors = sum(t.failed + t.server_errors for t in every)
+    ok = fetched - sum(t.failed for t in every)
+    outcome: Outcome
+    if stopped:
+        outcome = "stopped"
+    elif caps or any(v.reason.startswith(CAPPED) for v in verdicts):
+        outcome = "capped"
+    elif (
+        ok <= 0
+        or errors > max_error_rate * max(1, fetched)
+        or not all(v.prunable for v in verdicts)
+    ):
+        outcome = "unhealthy"
+    else:
+        outcome = "complete"
+    if outcome == "stopped":
+        verdicts = [HostVerdict(v.host, False, "stopped") for v in verdicts]
+    return Judgement(outcome, tuple(verdicts))
+
+
+def _verdict(
+    tally: HostTally,
+    urls: Sequence[str],
+    answered: set[str],
+    max_error_rate: float,
+    caps: Sequence[Cap],
+) -> HostVerdict:
+    found = sorted({*caps, *tally.caps})
+    if found:
+        return HostVerdict(tally.host, False, CAPPED + ", ".join(found))
+    if tally.robots_unanswered:
+        return HostVerdict(tally.host, False, "robots.txt did not answer")
+    if not all(u in answered for u in urls):
+        return HostVerdict(tally.host, False, "start URL did not answer")
+    errors = tally.failed + tally.server_errors
+    if errors > max_error_rate * max(1, tally.fetched):
+        return HostVerdict(tally.host, False, f"{errors} of {tally.fetched} fetches failed")
+    return HostVerdict(tally.host, True, "complete")
+
+
+def judge_crawl(
+    store: Store,
+    crawl_id: int,
+    start_urls: Sequence[str],
+    *,
+    max_error_rate: float,
+    stopped: bool = False,
+    caps: Sequence[Cap] = (),
+) -> Judgement:
+    """``judge_health`` on what the store records of crawl ``crawl_id``."""
+    return judge_health(
+        store.host_tallies(crawl_id),
+        start_urls,
+        store.answered(crawl_id, start_urls),
+        max_error_rate=max_error_rate,
+        stopped=stopped,
+        caps=caps,
+    )
+
+
+class CapLog:
+    """Records in the crawl's frontier, once per host and cap, that a cap kept URLs of
+    that host out of the run, so a run that resumes it is judged capped as well.
+
+    The record is a frontier row whose URL carries a fragment: no normalised URL has
+    one, so it never meets a real page."""
+
+    def __init__(self, store: Store, crawl_id: int) -> None:
+        self._store = store
+        self._crawl_id = crawl_id
+        self._seen: set[tuple[str, str]] = set()
+
+    def hit(self, url: str, cap: Cap) -> None:
+        host = politeness_host(url)
+        if (host, cap) in self._seen:
+            return
+        self._seen.add((host, cap))
+        parts = urlsplit(url)
+        marker = f"{parts.scheme}://{parts.netloc}/#trawl-{cap}"
+        self._store.frontier_add(self._crawl_id, [CrawlUrl(marker, 0)])
+        self._store.frontier_mark(self._crawl_id, marker, "skipped", CAPPED + cap)
+
+
+class CappedFrontier(Frontier):
+    """The embedded crawl's frontier, telling ``caps`` which host each refusal for a
+    limit (max_per_host, max_pending) kept URLs from."""
+
+    def __init__(self, caps: CapLog, **options: Any) -> None:
+        super().__init__(**options)
+        self._caps = caps
+
+    def enqueue(self, item: CrawlUrl) -> bool:
+        before = {reason: self.refused[reason] for reason in REFUSALS}
+        if super().enqueue(item):
+            return True
+        for reason, cap in REFUSALS.items():
+            if self.refused[reason] > before[reason]:
+                self._caps.hit(item.url, cap)
+        return False
+
+
+class DepthCap:
+    """Tells ``caps`` when a page at ``max_depth`` links to a URL the crawl wanted
+    (in scope, not seen) but may not follow."""
+
+    def __init__(self, caps: CapLog, max_depth: int, wanted: Callable[[str], bool]) -> None:
+        self._caps = caps
+        self._max_depth = max_depth
+        self._wanted = wanted
+
+    def links(self, item: CrawlUrl, follow: Sequence[str]) -> None:
+        if item.depth + 1 <= self._max_depth:
+            return
+        for url in follow:
+            if self._wanted(url):
+                self._caps.hit(url, "max_depth")
+                return
