@@ -19,6 +19,7 @@ from trawl.index.tantivy_index import IndexWriter
 from trawl.records import PageRecord
 from trawl.server.app import create_app
 from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
 
 Get = Callable[[str], tuple[int, str, str]]
 
@@ -52,20 +53,22 @@ def _getter(base: str) -> Get:
 def served(tmp_path: Path) -> Iterator[Get]:
     settings = Settings(data=tmp_path)
     writer = IndexWriter(settings.index_path)
+    store = SQLiteStore(settings.sqlite_path)  # the same pages: store and index agree
     for i in range(30):
-        writer.upsert(
-            PageRecord(
-                url=f"https://docs.example/{i}",
-                host="docs.example",
-                status=200,
-                depth=0,
-                fetched_at=0.0,
-                title=f"Tortoise care {i}",
-                text=f"Tortoises need warmth. Page {i} <b>not markup</b>.",
-                lang="en",
-                indexable=True,
-            )
+        record = PageRecord(
+            url=f"https://docs.example/{i}",
+            host="docs.example",
+            status=200,
+            depth=0,
+            fetched_at=0.0,
+            title=f"Tortoise care {i}",
+            text=f"Tortoises need warmth. Page {i} <b>not markup</b>.",
+            lang="en",
+            indexable=True,
         )
+        writer.upsert(record)
+        store.save_page(record)
+    store.close()
     writer.close()
     server, thread, base = _start(settings)
     yield _getter(base)

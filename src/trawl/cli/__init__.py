@@ -17,7 +17,7 @@ from trawl.cli.common import ExitCode, app
 
 # Each module adds its commands to ``app`` as it is imported: in this order, which
 # is the order ``trawl --help`` lists them in.
-for _group in ("crawling", "searching", "exporting", "audit", "evaluation", "keys"):
+for _group in ("crawling", "searching", "exporting", "audit", "evaluation", "keys", "integrity"):
     importlib.import_module(f"trawl.cli.{_group}")
 
 

@@ -17,11 +17,18 @@ from typing import TYPE_CHECKING
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier
 from trawl.errors import InvalidUrl, RenderError
-from trawl.index.tantivy_index import IndexWriter
+from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.pipeline.crawl_end import finish_crawl
-from trawl.pipeline.health import CapLog, CappedFrontier, DepthCap, judge_crawl
+from trawl.pipeline.health import (
+    CapLog,
+    CappedFrontier,
+    DepthCap,
+    judge_crawl,
+    mark_embedded,
+)
+from trawl.pipeline.integrity import mend_after_crash
 from trawl.pipeline.pages import PagePipeline
 from trawl.pipeline.resource_checks import check_resources
 from trawl.records import CrawlUrl, ResourceCheck
@@ -148,11 +155,14 @@ async def crawl(
         await parser.close()
         raise
     try:
-        store.interrupt_running()
+        died = store.interrupt_running() > 0
         previous = None if fresh else store.resumable_crawl(start_urls)
+        died = died or (previous is not None and previous.outcome == "interrupted")
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
+        if previous is None:  # a resumed run carries the mark over with its frontier
+            mark_embedded(store, crawl_id, start_urls[0])
         pipeline = PagePipeline(
             store,
             index,
@@ -229,6 +239,10 @@ async def crawl(
             stats=stats,
             indexed_urls=[*carried, *pipeline.indexed_urls],
         )
+        if died:
+            # A run died before this one: whatever it left half done, store and index
+            # agree again before this run reports (pipeline/integrity.py).
+            await mend_after_crash(store, index, IndexReader(settings.index_path), parser)
     finally:
         await parser.close()
         index.close()

@@ -137,10 +137,8 @@ def judge_crawl(
 
 class CapLog:
     """Records in the crawl's frontier, once per host and cap, that a cap kept URLs of
-    that host out of the run, so a run that resumes it is judged capped as well.
-
-    The record is a frontier row whose URL carries a fragment: no normalised URL has
-    one, so it never meets a real page."""
+    that host out of the run, so a run that resumes it is judged capped as well (the
+    record is a frontier row with a marker URL)."""
 
     def __init__(self, store: Store, crawl_id: int) -> None:
         self._store = store
@@ -152,10 +150,33 @@ class CapLog:
         if (host, cap) in self._seen:
             return
         self._seen.add((host, cap))
-        parts = urlsplit(url)
-        marker = f"{parts.scheme}://{parts.netloc}/#trawl-{cap}"
-        self._store.frontier_add(self._crawl_id, [CrawlUrl(marker, 0)])
-        self._store.frontier_mark(self._crawl_id, marker, "skipped", CAPPED + cap)
+        _mark(self._store, self._crawl_id, _marker(url, cap), CAPPED + cap)
+
+
+EMBEDDED = "embedded crawl"
+
+
+def mark_embedded(store: Store, crawl_id: int, start_url: str) -> None:
+    """Record that ``trawl crawl`` runs this crawl alone (its own frontier in memory,
+    its own index writer): a ``trawl worker`` must not join it."""
+    _mark(store, crawl_id, _marker(start_url, "embedded"), EMBEDDED)
+
+
+def is_embedded(store: Store, crawl_id: int, start_urls: Sequence[str]) -> bool:
+    return any(
+        store.frontier_reason(crawl_id, _marker(u, "embedded")) == EMBEDDED for u in start_urls
+    )
+
+
+def _marker(url: str, name: str) -> str:
+    # A fragment: no normalised URL has one, so a marker never meets a real page.
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/#trawl-{name}"
+
+
+def _mark(store: Store, crawl_id: int, marker: str, reason: str) -> None:
+    store.frontier_add(crawl_id, [CrawlUrl(marker, 0)])
+    store.frontier_mark(crawl_id, marker, "skipped", reason)
 
 
 class CappedFrontier(Frontier):

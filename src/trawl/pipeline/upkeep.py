@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trawl.corpus import update_signals
+from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
@@ -44,6 +45,9 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
             async for fields in pool.documents(pages, batch=BULK_DOCUMENT_BATCH):
                 index.upsert_fields(fields)
                 count += 1
+            fault_point("index_rebuild.before_commit")
+            index.commit()  # even with no page at all: the old index must go
+            fault_point("index_rebuild.after_commit")
         except BaseException:
             index.rollback()
             raise
@@ -95,13 +99,19 @@ def evict(store: Store, settings: Settings, *, dry_run: bool) -> Eviction:
         doomed.append(record.url)
     if dry_run or not doomed:
         return Eviction(counts, samples, 0)
+    # The index first, committed, then the store: a kill in between leaves the pages
+    # stored but not searchable, and the same command run again finds them and finishes.
+    # (The other way round a kill left them gone from the store but still searchable,
+    # and a second evict found nothing to do.)
     index = IndexWriter(settings.index_path)
     try:
-        store.delete_pages(doomed)
         for url in doomed:
             index.delete(url)
             if index.pending >= COMMIT_EVERY * 10:
                 index.commit()
+        index.commit()
+        fault_point("evict.after_index_commit")
+        store.delete_pages(doomed)
     finally:
         index.close()
     return Eviction(counts, samples, len(doomed))

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.crawl.shared_frontier import SharedFrontier
-from trawl.errors import StoreError
+from trawl.errors import Conflict, StoreError
 from trawl.net.addresses import Target
 from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
-from trawl.pipeline.health import judge_crawl
+from trawl.pipeline.health import is_embedded, judge_crawl
 from trawl.pipeline.pages import PagePipeline
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
@@ -48,6 +48,13 @@ async def work(
         crawl_id = store.join_crawl(start_urls)
         joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
         starts = list(start_urls) or (joined[0] if joined else [])
+        if is_embedded(store, crawl_id, starts):
+            # Its frontier is in that process's memory: a worker would fetch again what
+            # it already has, and close the run under it.
+            raise Conflict(
+                f"crawl {crawl_id} was started by `trawl crawl`, which runs alone: a worker"
+                " cannot join it (let it finish, or run `trawl crawl` again to resume it)"
+            )
         for url in starts:
             store.add_site(url)
         pipeline = PagePipeline(store, None, crawl_id, parser, product_token(settings.user_agent))

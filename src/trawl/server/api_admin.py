@@ -13,6 +13,7 @@ from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, Field
 
 from trawl.errors import Conflict, NotFound, Unavailable
+from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.upkeep import evict
 from trawl.records import KEY_SCOPES, ApiKey, KeyScope, ReportQuery
@@ -102,21 +103,35 @@ def disable_site(request: Request, host: str) -> dict[str, Any]:
 
 
 def delete_site(ctx: Context, host: str) -> int:
-    """Forget the site and its pages, in the store and the index; return how many pages."""
+    """Forget the site and its pages, in the index and the store; return how many pages.
+
+    The index writer is taken first (busy: 503, and the store is left whole), and the
+    pages leave the index, committed, before the store: a kill in between leaves them
+    stored but not searchable, and the same request again finishes the job.
+    """
     if ctx.crawls.running:
         raise Conflict("a crawl is running: stop it before deleting a site")
-    with ctx.store() as store:
-        urls = store.delete_site(host)
-    if urls is None:
-        raise NotFound(f"no site {host!r}")
-    if urls and ctx.settings.index_path.exists():
-        writer = IndexWriter(ctx.settings.index_path)
-        try:
-            for url in urls:
-                writer.delete(url)
-        finally:
+    writer = IndexWriter(ctx.settings.index_path) if ctx.settings.index_path.exists() else None
+    try:
+        with ctx.store() as store:
+            urls = store.site_pages(host)
+            if urls is None:
+                raise NotFound(f"no site {host!r}")
+            if writer is not None:
+                for url in urls:
+                    writer.delete(url)
+                writer.commit()
+                fault_point("site_delete.after_index_commit")
+            removed = store.delete_site(host) or []
+            if writer is not None:
+                # Pages stored meanwhile (a worker's): out of the index as well.
+                for url in set(removed) - set(urls):
+                    writer.delete(url)
+                writer.commit()
+    finally:
+        if writer is not None:
             writer.close()
-    return len(urls)
+    return len(removed)
 
 
 @router.delete("/sites/{host}")

@@ -9,13 +9,14 @@ from typing import Annotated, Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 
 from trawl import __version__
-from trawl.errors import SearchIndexError
+from trawl.errors import SearchIndexError, StoreError
 from trawl.records import SearchPage
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
+from trawl.server.errors import public_message
 
 router = APIRouter()
 
@@ -104,14 +105,41 @@ def api_search(
 
 
 @router.get("/healthz", tags=["search"])
-def healthz(request: Request) -> dict[str, Any]:
-    """Liveness, the version, and how many documents the index holds (null: no index yet)."""
+def healthz(request: Request) -> JSONResponse:
+    """Liveness, the version, how many documents the index holds (null: no index yet),
+    and whether store and index agree (their counts: the cheap check of `trawl
+    check`). 503 with ``status: broken`` and what is broken when the store or the
+    index cannot be read; ``status: drifted`` when they disagree outside a crawl."""
     ctx = context_of(request)
+    body: dict[str, Any] = {"status": "ok", "version": __version__, "documents": None}
+    problems: list[str] = []
+    index_error: str | None = None
     try:
-        docs: int | None = ctx.index.documents()
-    except SearchIndexError:
-        docs = None
-    return {"status": "ok", "version": __version__, "documents": docs}
+        body["documents"] = ctx.index.documents()
+    except SearchIndexError as e:
+        index_error = public_message(e)
+    try:
+        with ctx.store() as store:
+            searchable, held = store.searchable_counts()
+            running = any(run.outcome == "running" for run in store.crawls(limit=1))
+    except StoreError as e:
+        problems.append(public_message(e))
+    else:
+        docs = body["documents"]
+        if docs is None and searchable and index_error is not None:
+            problems.append(index_error)  # pages to search, and no index to search them
+        elif docs is not None and not running and not searchable <= docs <= searchable + held:
+            body["status"] = "drifted"
+            body["searchable"] = searchable
+            body["problems"] = [
+                f"the store has {searchable} searchable pages and the index {docs}"
+                " documents: run `trawl check --repair`"
+            ]
+    if problems:
+        body["status"] = "broken"
+        body["problems"] = problems
+        return JSONResponse(body, status_code=503)
+    return JSONResponse(body)
 
 
 @router.get("/opensearch.xml", tags=["search"], response_class=Response)

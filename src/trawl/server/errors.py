@@ -8,6 +8,7 @@ sends can produce a 500.
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -60,11 +61,22 @@ def headers_for(error: TrawlError) -> dict[str, str]:
     return {}
 
 
+# An absolute path (a data folder, the store's file) in a message: the operator's CLI
+# shows it, an API answer must not.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.])/(?:[^\s'\"/:]+/)*([^\s'\"/:]+)")
+
+
+def public_message(error: TrawlError) -> str:
+    """The error's message as a client may see it: absolute paths cut to their last part."""
+    return _ABSOLUTE_PATH.sub(r"\1", str(error))
+
+
 def error_response(error: TrawlError) -> JSONResponse:
     status = status_for(error)
     if status >= 500 and status not in {501, 503}:
         log.error("unexpected error: %s", error)
-    return JSONResponse({"error": str(error)}, status_code=status, headers=headers_for(error))
+    message = public_message(error) if status >= 500 else str(error)
+    return JSONResponse({"error": message}, status_code=status, headers=headers_for(error))
 
 
 def install(app: FastAPI) -> None:

@@ -86,6 +86,10 @@ class Store(Protocol):
         the crawl's frontier (pages carried from the run it resumes included)."""
         ...
 
+    def frontier_reason(self, crawl_id: int, url: str) -> str | None:
+        """The reason recorded with ``url`` in the crawl's frontier (None: none, or absent)."""
+        ...
+
     def answered(self, crawl_id: int, urls: Sequence[str]) -> set[str]:
         """Those of ``urls`` the crawl fetched and that answered (not 5xx, not failed)."""
         ...

@@ -106,6 +106,12 @@ class FrontierQueries:
             for host, t in found.items()
         }
 
+    def frontier_reason(self, crawl_id: int, url: str) -> str | None:
+        row = self._db.execute(
+            "SELECT reason FROM frontier WHERE crawl_id = ? AND url = ?", (crawl_id, url)
+        ).fetchone()
+        return row[0] if row else None
+
     def answered(self, crawl_id: int, urls: Sequence[str]) -> set[str]:
         if not urls:
             return set()

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,8 @@ class SQLiteStore(FrontierQueries, AdminQueries):
         except (sqlite3.Error, OSError) as e:
             raise StoreError(f"cannot open store {path}: {e}") from e
         self._sqlite = db
-        self._db = db
+        self._translated = _Translated(db, str(path))
+        self._db = self._translated
 
     # -- sites and crawls ---------------------------------------------------
 
@@ -361,10 +362,77 @@ class SQLiteStore(FrontierQueries, AdminQueries):
         (BEGIN IMMEDIATE has taken SQLite's write lock already.)"""
 
     def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
+        return self._translated.transaction(mode)
+
+
+class _Rows:
+    """sqlite3's cursor, its errors (a damaged file, a full disk) as StoreError."""
+
+    def __init__(self, cursor: sqlite3.Cursor, where: str) -> None:
+        self._cursor = cursor
+        self._where = where
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    def fetchone(self) -> Any:
+        try:
+            return self._cursor.fetchone()
+        except sqlite3.Error as e:
+            raise _store_error(self._where, e) from e
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return self._cursor.fetchall()
+        except sqlite3.Error as e:
+            raise _store_error(self._where, e) from e
+
+    def __iter__(self) -> Iterator[Any]:
+        try:
+            yield from self._cursor
+        except sqlite3.Error as e:
+            raise _store_error(self._where, e) from e
+
+
+class _Translated:
+    """sqlite3's connection as the store methods use it, with sqlite3's errors translated
+    where they cross into Trawl: a damaged trawl.sqlite or a full disk is a StoreError
+    with the file's name, not a traceback."""
+
+    def __init__(self, db: sqlite3.Connection, where: str) -> None:
+        self._sqlite = db
+        self._where = where
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Rows:
+        try:
+            return _Rows(self._sqlite.execute(sql, parameters), self._where)
+        except sqlite3.Error as e:
+            raise _store_error(self._where, e) from e
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
+        try:
+            return self._sqlite.executemany(sql, parameters)
+        except sqlite3.Error as e:
+            raise _store_error(self._where, e) from e
+
+    @contextmanager
+    def transaction(self, mode: str = "") -> Iterator[_Translated]:
         # In autocommit mode the connection's context manager does not open a
-        # transaction, so BEGIN explicitly; __exit__ commits or rolls back.
-        self._sqlite.execute(f"BEGIN {mode}")
-        return self._sqlite
+        # transaction, so BEGIN explicitly; its __exit__ commits or rolls back.
+        try:
+            self._sqlite.execute(f"BEGIN {mode}")
+            with self._sqlite:
+                yield self
+        except sqlite3.Error as e:
+            raise _store_error(self._where, e) from e
+
+    def close(self) -> None:
+        self._sqlite.close()
+
+
+def _store_error(where: str, error: sqlite3.Error) -> StoreError:
+    return StoreError(f"store {where}: {error}")
 
 
 def migrate(db: sqlite3.Connection) -> int:
