@@ -1,0 +1,221 @@
+"""Fault injection: SIGKILL, for real, at each named durable step (trawl/faults.py) of a
+crawl's end, evict, site delete and an index rebuild; the same command again; then
+store and index agree and no committed page is lost. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from fixture_sites import Route, SiteServer, html_page
+from trawl.faults import ENV
+from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline.integrity import full_check
+from trawl.store.base import Store
+from trawl.store.postgres import PostgresStore
+from trawl.store.sqlite import SQLiteStore
+
+Serve = Callable[..., SiteServer]
+KILLED = -signal.SIGKILL
+
+
+class Data:
+    """A data folder (the index) and a store, and the trawl command run on them."""
+
+    def __init__(self, folder: Path, store: str) -> None:
+        self.folder = folder
+        self.store = store
+
+    def env(self, step: str | None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
+        env |= {
+            "TRAWL_DATA": str(self.folder),
+            "TRAWL_STORE": self.store,
+            "TRAWL_DELAY": "0",
+            "TRAWL_PARSE_WORKERS": "0",
+            "TRAWL_EVICT_LANGUAGES": "en",
+            "TRAWL_EVICT_MIN_QUALITY": "0",  # only the language rule evicts
+        }
+        if step is not None:
+            env[ENV] = step
+        return env
+
+    def run(self, *args: str, step: str | None = None) -> subprocess.CompletedProcess[str]:
+        return self.python("-m", "trawl", *args, step=step)
+
+    def python(self, *args: str, step: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=self.env(step),
+            check=False,
+        )
+
+    def open(self) -> Store:
+        if self.store.startswith("postgresql://"):
+            return PostgresStore(self.store)
+        return SQLiteStore(Path(self.store))
+
+    def agreed(self) -> set[str]:
+        """The searchable URLs, after checking that store and index agree on them."""
+        store = self.open()
+        try:
+            drift = full_check(store, IndexReader(self.folder / "index"))
+            stored = {u for u, must in store.searchable_urls() if must}
+        finally:
+            store.close()
+        assert drift.agrees, drift.summary() + f" {drift.samples}"
+        return stored
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def data(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Data]:
+    if request.param == "postgresql":
+        store = request.getfixturevalue("postgres_url")
+    else:
+        store = str(tmp_path / "data" / "trawl.sqlite")
+    yield Data(tmp_path / "data", store)
+
+
+def english(*names: str) -> dict[str, Route]:
+    home = "".join(f'<a href="/{n}">more</a>' for n in names)
+    routes = {
+        "/": html_page("Home", home),
+        **{f"/{n}": html_page(n.title(), f"<p>the {n} grazes</p>") for n in names},
+    }
+    for path, route in routes.items():
+        route.etag = f'"{path}-1"'
+    return routes
+
+
+def german() -> dict[str, Route]:
+    def page(title: str, text: str, links: str = "") -> Route:
+        doc = (
+            f"<!doctype html><html lang=de><head><title>{title}</title></head>"
+            f"<body><p>{text}</p>{links}</body></html>"
+        )
+        return Route(doc.encode())
+
+    return {
+        "/": page("Startseite", "Der Hund schläft im Garten", '<a href="/katze">mehr</a>'),
+        "/katze": page("Katze", "Die Katze schläft auf dem Dach"),
+    }
+
+
+def urls(site: SiteServer, routes: dict[str, Route]) -> set[str]:
+    return {site.url(p) for p in routes}
+
+
+CRAWL_END = (
+    "crawl_end.after_prune_index",
+    "crawl_end.after_prune_store",
+    "crawl_end.before_index_commit",
+    "crawl_end.after_index_commit",
+)
+
+
+@pytest.mark.parametrize("step", CRAWL_END)
+def test_a_recrawl_killed_at_its_end(serve: Serve, data: Data, step: str) -> None:
+    routes = english("alpaca", "bison", "camel")
+    site = serve(routes)
+    assert data.run("crawl", site.url("/")).returncode == 0
+    committed = data.agreed()
+    assert committed == urls(site, routes)
+
+    # The site moves on: a page gone, a page changed, a page new.
+    routes["/"] = html_page(
+        "Home", '<a href="/alpaca">a</a><a href="/bison">b</a><a href="/dingo">d</a>'
+    )
+    del routes["/camel"]
+    routes["/bison"] = html_page("Bison", "<p>the bison swims</p>")
+    routes["/dingo"] = html_page("Dingo", "<p>the dingo runs</p>")
+    killed = data.run("crawl", site.url("/"), step=step)
+    assert killed.returncode == KILLED, killed.stderr
+
+    again = data.run("crawl", site.url("/"))
+
+    assert again.returncode == 0, again.stderr
+    assert "complete (resumes crawl" in again.stdout, again.stdout
+    assert data.agreed() == urls(site, routes)  # the gone page pruned, nothing else lost
+    found = data.run("search", "swims", "--json")
+    assert site.url("/bison") in found.stdout
+
+
+def test_a_first_crawl_killed_before_its_commit(serve: Serve, data: Data) -> None:
+    routes = english("alpaca", "bison")
+    site = serve(routes)
+    killed = data.run("crawl", site.url("/"), step="crawl_end.before_index_commit")
+    assert killed.returncode == KILLED, killed.stderr
+
+    again = data.run("crawl", site.url("/"))
+
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, routes)
+
+
+def two_sites(serve: Serve, data: Data) -> tuple[SiteServer, SiteServer]:
+    en = serve(english("alpaca", "bison"))
+    de = serve(german(), host="127.0.0.2")
+    crawled = data.run("crawl", en.url("/"), de.url("/"))
+    assert crawled.returncode == 0, crawled.stderr
+    assert data.agreed() == urls(en, en.routes) | urls(de, de.routes)
+    return en, de
+
+
+def test_evict_killed_after_its_index_commit(serve: Serve, data: Data) -> None:
+    en, de = two_sites(serve, data)  # TRAWL_EVICT_LANGUAGES=en: the German host goes
+
+    killed = data.run("evict", step="evict.after_index_commit")
+    assert killed.returncode == KILLED, killed.stderr
+    again = data.run("evict")
+
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(en, en.routes)
+    store = data.open()
+    try:
+        assert all(store.page(u) is None for u in urls(de, de.routes))
+    finally:
+        store.close()
+
+
+DELETE_SITE = """
+import sys
+from trawl import settings
+from trawl.server.api_admin import delete_site
+from trawl.server.context import Context
+print(delete_site(Context(settings.load()), sys.argv[1]))
+"""
+
+
+def test_site_delete_killed_after_its_index_commit(serve: Serve, data: Data) -> None:
+    en, de = two_sites(serve, data)
+    host = de.base.split("://")[1]
+
+    killed = data.python("-c", DELETE_SITE, host, step="site_delete.after_index_commit")
+    assert killed.returncode == KILLED, killed.stderr
+    again = data.python("-c", DELETE_SITE, host)
+
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "2"
+    assert data.agreed() == urls(en, en.routes)
+
+
+@pytest.mark.parametrize("step", ["index_rebuild.before_commit", "index_rebuild.after_commit"])
+def test_an_index_rebuild_killed_at_its_commit(serve: Serve, data: Data, step: str) -> None:
+    en, de = two_sites(serve, data)
+
+    killed = data.run("index", step=step)
+    assert killed.returncode == KILLED, killed.stderr
+    assert data.agreed() == urls(en, en.routes) | urls(de, de.routes)  # old or new: whole
+    again = data.run("index")
+
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(en, en.routes) | urls(de, de.routes)
