@@ -244,3 +244,23 @@ def test_site_delete_with_a_busy_writer_keeps_the_store(serve: Serve, tmp_path: 
     done = client.delete(f"/api/admin/sites/{host}", headers={"X-API-Key": key})
     assert done.status_code == 200 and done.json()["deleted_pages"] == 4
     assert documents(settings) == 0
+
+
+async def test_a_crawl_after_a_dead_one_mends_drift(serve: Serve, tmp_path: Path) -> None:
+    site = serve(animals())
+    settings = Settings(data=tmp_path / "data", delay=0.0)
+    await run(settings, site.url("/"))
+    store = SQLiteStore(settings.sqlite_path)
+    record = store.page(site.url("/a"))
+    assert record is not None
+    store.begin_crawl(["http://127.0.0.1:9/"])  # a run that died: still marked running
+    store.close()
+    writer = IndexWriter(settings.index_path)
+    writer.add(replace(record, url=site.url("/ghost")))  # what a half-done job left
+    writer.close()
+
+    await run(settings, site.url("/"))
+
+    store = SQLiteStore(settings.sqlite_path)
+    assert full_check(store, IndexReader(settings.index_path)).agrees
+    store.close()
