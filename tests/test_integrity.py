@@ -264,3 +264,22 @@ async def test_a_crawl_after_a_dead_one_mends_drift(serve: Serve, tmp_path: Path
     store = SQLiteStore(settings.sqlite_path)
     assert full_check(store, IndexReader(settings.index_path)).agrees
     store.close()
+
+
+@pytest.mark.parametrize("lost", ["meta.json", "*.idx"])
+async def test_a_lost_index_file_is_a_clear_error(serve: Serve, tmp_path: Path, lost: str) -> None:
+    site = serve(animals())
+    settings = Settings(data=tmp_path / "data", delay=0.0)
+    await run(settings, site.url("/"))
+    for path in settings.index_path.glob(lost):
+        path.unlink()
+
+    with pytest.raises(SearchIndexError, match="index at"):
+        IndexReader(settings.index_path)
+    health = TestClient(create_app(settings)).get("/healthz")
+    assert health.status_code == 503 and health.json()["status"] == "broken"
+    assert str(tmp_path) not in health.text
+    searched = trawl("search", "alpaca", "--data", str(settings.data))
+    assert searched.returncode != 0 and len(searched.stderr.strip().splitlines()) == 1
+    assert trawl("index", "--data", str(settings.data)).returncode == 0
+    assert documents(settings) == 4

@@ -108,6 +108,11 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
                 )
         elif not create:
             raise SearchIndexError(f"no index at {path}: crawl a site first")
+        if marker.exists() and not replace and not (path / "meta.json").exists():
+            # The engine would quietly start an empty index: every page lost from search.
+            raise SearchIndexError(
+                f"index at {path} has lost its meta.json: rebuild it with `trawl index`"
+            )
         path.mkdir(parents=True, exist_ok=True)
         try:
             index = _engine_index(path)
@@ -200,7 +205,11 @@ class IndexWriter:
 
     def add_fields(self, fields: dict[str, Any]) -> None:
         # Converted by the schema's types: without it a Python int would be read as i64.
-        self._writer.add_document(tantivy.Document.from_dict(fields, self._schema))
+        document = tantivy.Document.from_dict(fields, self._schema)
+        try:
+            self._writer.add_document(document)  # may spill a segment to disk
+        except ValueError as e:
+            raise SearchIndexError(f"cannot write the index: {e}") from e
         self.pending += 1
 
     def delete(self, url: str) -> None:
@@ -209,7 +218,10 @@ class IndexWriter:
 
     def commit(self) -> None:
         if self.pending:
-            self._writer.commit()
+            try:
+                self._writer.commit()
+            except ValueError as e:  # a full disk, say
+                raise SearchIndexError(f"cannot commit the index: {e}") from e
             self.pending = 0
             self._searcher = None
 
