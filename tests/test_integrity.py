@@ -21,6 +21,7 @@ from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.integrity import check_index, full_check, quick_check
 from trawl.pipeline.upkeep import rebuild_index
+from trawl.records import PageRecord
 from trawl.server.app import create_app
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
@@ -283,3 +284,27 @@ async def test_a_lost_index_file_is_a_clear_error(serve: Serve, tmp_path: Path, 
     assert searched.returncode != 0 and len(searched.stderr.strip().splitlines()) == 1
     assert trawl("index", "--data", str(settings.data)).returncode == 0
     assert documents(settings) == 4
+
+
+def test_the_quick_check_counts_kept_server_errors_exactly(tmp_path: Path) -> None:
+    def page(path: str, status: int = 200) -> PageRecord:
+        return PageRecord(
+            url=f"https://a.example/{path}", host="a.example", status=status, depth=0,
+            fetched_at=0.0, title=path, text=f"{path} text", indexable=status == 200,
+        )  # fmt: skip
+
+    store = SQLiteStore(tmp_path / "trawl.sqlite")
+    writer = IndexWriter(tmp_path / "index")
+    for record in (page("a"), page("b"), page("c")):
+        store.save_page(record)
+    writer.add(page("a"))
+    writer.add(page("b"))  # its document from before the outage
+    store.save_page(page("b", 503))  # the outage: the document stays, the page is held
+    writer.close()  # c is missing: as many documents as searchable pages, all the same
+
+    assert quick_check(store, IndexReader(tmp_path / "index")).agrees is False
+    writer = IndexWriter(tmp_path / "index")
+    writer.add(page("c"))
+    writer.close()
+    assert quick_check(store, IndexReader(tmp_path / "index")).agrees is True
+    store.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -388,6 +388,15 @@ class IndexReader:
     def num_docs(self) -> int:
         self.reload()
         return int(self._searcher.num_docs)
+
+    def present(self, urls: Iterable[str]) -> int:
+        """How many of ``urls`` the latest commit holds (as loaded: no reload)."""
+        search, schema = self._searcher.search, self._schema
+        return sum(
+            1
+            for url in urls
+            if search(tantivy.Query.term_query(schema, "url", url), 1, count=True).count
+        )
 
     def urls(self) -> list[str]:
         """The URL of every document of the latest commit (a URL twice: two documents)."""

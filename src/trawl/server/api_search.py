@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 
 from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
+from trawl.pipeline.integrity import quick_check
 from trawl.records import SearchPage
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
@@ -120,21 +121,16 @@ def healthz(request: Request) -> JSONResponse:
         index_error = public_message(e)
     try:
         with ctx.store() as store:
-            searchable, held = store.searchable_counts()
-            running = any(run.outcome == "running" for run in store.crawls(limit=1))
+            if index_error is not None:
+                if store.searchable_counts()[0]:
+                    problems.append(index_error)  # pages to search, and no index to search
+            elif not any(run.outcome == "running" for run in store.crawls(limit=1)):
+                drift = quick_check(store, ctx.index.get())
+                if not drift.agrees:
+                    body["status"] = "drifted"
+                    body["problems"] = [drift.summary()]
     except StoreError as e:
         problems.append(public_message(e))
-    else:
-        docs = body["documents"]
-        if docs is None and searchable and index_error is not None:
-            problems.append(index_error)  # pages to search, and no index to search them
-        elif docs is not None and not running and not searchable <= docs <= searchable + held:
-            body["status"] = "drifted"
-            body["searchable"] = searchable
-            body["problems"] = [
-                f"the store has {searchable} searchable pages and the index {docs}"
-                " documents: run `trawl check --repair`"
-            ]
     if problems:
         body["status"] = "broken"
         body["problems"] = problems

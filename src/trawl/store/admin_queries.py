@@ -88,6 +88,15 @@ class AdminQueries:
         ).fetchone()
         return int(row[0] or 0), int(row[1] or 0)
 
+    def held_urls(self) -> list[str]:
+        """Pages not searchable whose last answer was a server error: the index may still
+        hold their documents."""
+        rows = self._db.execute(
+            "SELECT url FROM pages WHERE status >= 500"
+            " AND NOT (indexable = 1 AND duplicate_of IS NULL)"
+        )
+        return [u for (u,) in rows]
+
     def searchable_urls(self) -> Iterator[tuple[str, bool]]:
         """(URL, must be indexed) of every page ``searchable_counts`` counts."""
         rows = self._db.execute(

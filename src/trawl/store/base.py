@@ -206,6 +206,10 @@ class Store(Protocol):
         """(pages the index must hold, pages it may hold too: their last answer was 5xx)."""
         ...
 
+    def held_urls(self) -> list[str]:
+        """Pages not searchable that answered 5xx last: the index may keep their documents."""
+        ...
+
     def searchable_urls(self) -> Iterator[tuple[str, bool]]:
         """(URL, must be indexed) of each page either count of ``searchable_counts`` holds."""
         ...
