@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from trawl.crawl.frontier import Frontier
 from trawl.records import CrawlUrl, HostTally
 from trawl.store.base import Store
-from trawl.store.frontier_queries import CAPPED
+from trawl.store.frontier_queries import CAPPED, MARKER
 from trawl.urls.identity import politeness_host
 
 Outcome = Literal["complete", "capped", "stopped", "unhealthy"]
@@ -176,7 +176,7 @@ def _marker(url: str, name: str) -> str:
 
 def _mark(store: Store, crawl_id: int, marker: str, reason: str) -> None:
     store.frontier_add(crawl_id, [CrawlUrl(marker, 0)])
-    store.frontier_mark(crawl_id, marker, "skipped", reason)
+    store.frontier_mark(crawl_id, marker, MARKER, reason)
 
 
 class CappedFrontier(Frontier):

@@ -23,7 +23,8 @@ from trawl.store.database import Database
 from trawl.urls.identity import politeness_host
 
 # Frontier reasons the crawl's health is judged on (pipeline/health.py writes the caps).
-CAPPED = "capped: "  # a marker row: a cap kept URLs of its host out of the crawl
+MARKER = "marker"  # the state of a row that records a fact about the crawl, not a URL
+CAPPED = "capped: "  # a marker's reason: a cap kept URLs of its host out of the crawl
 # robots/policy.py's reason for a robots.txt that did not answer (5xx, no connection).
 ROBOTS_UNANSWERED = "robots.txt:%nothing allowed"
 
@@ -68,13 +69,15 @@ class FrontierQueries:
 
     def frontier_finished(self, crawl_id: int) -> list[str]:
         rows = self._db.execute(
-            "SELECT url FROM frontier WHERE crawl_id = ? AND state != 'queued'", (crawl_id,)
+            "SELECT url FROM frontier WHERE crawl_id = ? AND state NOT IN ('queued', ?)",
+            (crawl_id, MARKER),
         )
         return [u for (u,) in rows]
 
     def frontier_counts(self, crawl_id: int) -> dict[str, int]:
         rows = self._db.execute(
-            "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
+            "SELECT state, count(*) FROM frontier WHERE crawl_id = ? AND state != ? GROUP BY state",
+            (crawl_id, MARKER),
         )
         return dict(rows)
 
