@@ -264,7 +264,10 @@ def _failure(outcome: CrawlOutcome) -> str | None:
         if outcome.ok == 0 and outcome.fetched == 0:
             why = "no page could be fetched"
         return f"crawl failed (unhealthy): {why}"
-    if outcome.outcome != "stopped" and outcome.indexed + outcome.unchanged == 0:
+    # A resumed run indexes, at its end, the pages the run it resumes had fetched; they
+    # are not in its own counts, so "nothing indexed" is judged on fresh runs only.
+    fresh = outcome.resumed_from is None
+    if outcome.outcome != "stopped" and fresh and outcome.indexed + outcome.unchanged == 0:
         return f"crawl failed: nothing indexed ({loss or 'no indexable page was found'})"
     return None
 
