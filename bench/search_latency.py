@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
-from crawl_speed import RESULTS, ROOT, SITE, cpus, git, static_server
+from crawl_speed import SITE, static_server
 from relevance import IR, bm25s_ids, bm25s_index
-from service import crawl_manual, in_process, over_http, percentile, serve
+from service import crawl_manual, in_process, over_http, percentile, run_and_record, serve
 from trawl.evaluation.collections import read_beir
 from trawl.evaluation.runner import build_index
 from trawl.index.tantivy_index import IndexReader
@@ -116,29 +114,13 @@ def main() -> int:
         ("SciFact: a results page against bm25s", partial(scifact, 1 if args.quick else 3)),
         ("The PostgreSQL manual, served", partial(manual, args.data, 1 if args.quick else 5)),
     ]
-    results = []
-    for title, run in parts:
-        print(f"-- {title}", flush=True)
-        table = run()
-        print(table, flush=True)
-        results.append((title, table))
-    if args.quick:
-        print("(--quick: not recorded)")
-        return 0
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    if git("status", "--porcelain", "--", "src"):
-        commit += " + uncommitted src/ changes"
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    section = (
-        f"\n## Search latency, {when}\n\n- commit: {commit}\n"
-        f"- machine: nproc {cpus()}, Python {platform.python_version()},"
-        f" load average {load:.2f} at start (shared with other work)\n"
+    return run_and_record(
+        "Search latency",
+        parts,
+        quick=args.quick,
+        load=load,
+        machine_note=" (shared with other work)",
     )
-    for title, table in results:
-        section += f"\n### {title}\n\n{table}\n"
-    RESULTS.write_text(RESULTS.read_text() + section)
-    print(f"appended to {RESULTS.relative_to(ROOT)}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -241,13 +241,26 @@ def main() -> int:
         ("API search latency", lambda: api_bench(1 if args.quick else 5)),
         (f"Report queries on {ROWS:,} pages", lambda: report_bench(3 if args.quick else 7)),
     ]
+    return run_and_record("Service", parts, quick=args.quick, load=load)
+
+
+def run_and_record(
+    heading: str,
+    parts: Sequence[tuple[str, Callable[[], str]]],
+    *,
+    quick: bool,
+    load: float,
+    machine_note: str = "",
+) -> int:
+    """Run each part, print its table, and append them to RESULTS.md under ``heading``
+    (not with --quick). Shared by this bench and search_latency.py."""
     results = []
     for title, run in parts:
         print(f"-- {title}", flush=True)
         table = run()
         print(table, flush=True)
         results.append((title, table))
-    if args.quick:
+    if quick:
         print("(--quick: not recorded)")
         return 0
     commit = git("rev-parse", "--short", "HEAD") or "unknown"
@@ -255,9 +268,9 @@ def main() -> int:
         commit += " + uncommitted src/ changes"
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     section = (
-        f"\n## Service, {when}\n\n- commit: {commit}\n"
+        f"\n## {heading}, {when}\n\n- commit: {commit}\n"
         f"- machine: nproc {cpus()}, Python {platform.python_version()},"
-        f" load average {load:.2f} at start\n"
+        f" load average {load:.2f} at start{machine_note}\n"
     )
     for title, table in results:
         section += f"\n### {title}\n\n{table}\n"
