@@ -3,7 +3,8 @@
 api_search  public: /api/search, /healthz, /opensearch.xml
 api_suggest public: /api/suggest (completions as a person types)
 api_admin   behind an API key: sites, crawls, the SEO report, header checks
-ui          the browser pages: search, admin, report, metrics
+ui          the browser pages: search, admin, metrics
+report_ui   the SEO report's browser pages
 /metrics    Prometheus text
 """
 
@@ -23,7 +24,16 @@ from fastapi.staticfiles import StaticFiles
 from trawl import __version__
 from trawl.errors import TrawlError
 from trawl.pipeline.resource_checks import check_external_headers
-from trawl.server import api_admin, api_search, api_suggest, docs, errors, openapi, ui
+from trawl.server import (
+    api_admin,
+    api_search,
+    api_suggest,
+    docs,
+    errors,
+    openapi,
+    report_ui,
+    ui,
+)
 from trawl.server.context import Context, context_of
 from trawl.server.header_checks import HeaderChecker
 from trawl.server.limits_middleware import RequestLimits
@@ -92,6 +102,7 @@ def create_app(
     app.include_router(api_suggest.router)
     app.include_router(api_admin.router)
     app.include_router(ui.router)
+    app.include_router(report_ui.router)
 
     @app.get("/metrics", tags=["search"], response_class=Response)
     def metrics(request: Request) -> Response:
