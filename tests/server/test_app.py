@@ -159,6 +159,17 @@ def test_html_page_survives_a_bad_page_number(served: Get) -> None:
     assert status == 200 and 'class="result"' in body
 
 
+def test_a_page_past_the_last_says_so_and_links_back(served: Get) -> None:
+    status, _, body = served("/?q=tortoise&page=9")  # 30 hits, 20 a page: 2 pages
+
+    assert status == 200 and 'class="result"' not in body
+    assert "Page 9 of 2: no results on this page." in body
+    assert '<a href="/?q=tortoise&amp;page=2">Back to the last page</a>' in body
+    assert "Nothing matched" not in body  # 30 pages did match, just not on page 9
+    _, _, none = served("/?q=zebra&page=9")
+    assert "Nothing matched" in none and "no results on this page" not in none
+
+
 def test_api_suggest_completes_the_last_word_from_titles(served: Get) -> None:
     status, ctype, body = served("/api/suggest?q=tort")
     data = _json(body)
