@@ -111,8 +111,8 @@ def start_session(store: Store, key: ApiKey, hours: float) -> tuple[str, int]:
     return token, max(1, round(expires - time.time()))
 
 
-def session(store: Store, token: str, scope: KeyScope) -> ApiKey:
-    """The key behind a live session, if it holds ``scope``."""
+def session(store: Store, token: str, scope: KeyScope | None) -> ApiKey:
+    """The key behind a live session, if it holds ``scope`` (None: any)."""
     found = store.session_key(digest(token)) if _well_formed(token) else None
     if found is None:
         raise Unauthorized("not logged in, or the login has expired")

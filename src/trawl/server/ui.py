@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from trawl.errors import Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
-from trawl.records import KEY_SCOPES
+from trawl.records import KEY_SCOPES, ApiKey
 from trawl.server import api_admin, auth
 from trawl.server.api_search import SORTS, run_search
 from trawl.server.charts import CHARTS, metric_chart
@@ -37,6 +37,24 @@ def _when(value: float | str | None) -> str:
 
 
 templates.env.filters["when"] = _when
+
+
+def _viewer(request: Request) -> ApiKey | None:
+    """The key behind the browser's login session, or None for a visitor: the header
+    shows admin links and a logout button only to those logged in. Called by the page
+    template, so every page using these templates gets it; without a session cookie
+    (every visitor) it opens no store."""
+    token = auth.session_token(request)
+    if token is None:
+        return None
+    try:
+        with context_of(request).store() as store:
+            return auth.session(store, token, None)
+    except TrawlError:  # expired, revoked, or the store cannot say: not logged in
+        return None
+
+
+templates.env.globals["viewer"] = _viewer
 
 
 def _page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
