@@ -1,7 +1,7 @@
 """The web UI in real headless Chromium: search, admin, the report, CSV export.
 
-Each test takes a screenshot of its page; with UPDATE_SCREENSHOTS=1 in the environment
-they are written to docs/ (the README shows them), so a plain test run leaves the tree clean.
+Each test takes a screenshot of its page and checks it is an image; the pictures README
+shows are made by tests/server/test_screenshots.py.
 Chromium is Debian's package (.ci/run installs it); without it these tests skip.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import os
 import shutil
 import time
 import urllib.request
@@ -22,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from fixture_sites import REPO, Route, SiteServer, html_page
+from fixture_sites import Route, SiteServer, html_page
 from service_fixtures import (
     ELSEWHERE,
     LiveServer,
@@ -48,7 +47,6 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-DOCS = REPO / "docs"
 Serve = Callable[..., SiteServer]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="needs the playwright package")
@@ -119,9 +117,6 @@ def live_slow_check(serve: Serve, tmp_path: Path, browser: Any) -> Iterator[Live
 def shoot(page: Any, name: str) -> None:
     png: bytes = page.screenshot(full_page=True)
     assert png.startswith(b"\x89PNG"), name
-    if os.environ.get("UPDATE_SCREENSHOTS") == "1":
-        DOCS.mkdir(exist_ok=True)
-        (DOCS / f"{name}.png").write_bytes(png)
 
 
 def test_search_from_the_page(live: Live) -> None:
