@@ -73,12 +73,12 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def slow_site(serve: Serve) -> SiteServer:
-    """Forty pages, each answering after half a second: a crawl of it runs long enough
-    to be watched."""
-    pages = {f"/tide{i}": html_page(f"Tide table {i}", f"<p>high water {i}</p>") for i in range(40)}
+    """Sixty pages, each answering after a second: a crawl of it runs long enough to be
+    watched (the test stops it once photographed)."""
+    pages = {f"/tide{i}": html_page(f"Tide table {i}", f"<p>high water {i}</p>") for i in range(60)}
     for route in pages.values():
-        route.delay = 0.5
-    links = "".join(f'<a href="/tide{i}">tide {i}</a> ' for i in range(40))
+        route.delay = 1.0
+    links = "".join(f'<a href="/tide{i}">tide {i}</a> ' for i in range(60))
     return serve({"/": html_page("Tides", links), **pages})
 
 
