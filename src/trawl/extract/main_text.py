@@ -183,7 +183,9 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
         # Hidden text can be the article itself, waiting for a script to show it.
         furniture = (
-            _furniture(node) and not _names_content(_names(node)) and not _article_header(node)
+            _furniture(node)
+            and (node.tag == "footer" or not _names_content(_names(node)))
+            and not _article_header(node)
         )
         if (_hidden(node) or furniture) and len(node.text()) < half:
             doomed.append(node)
