@@ -494,3 +494,39 @@ def test_standfirst_beside_the_wrapper_of_the_body_kept() -> None:
         "</div></div></body></html>"
     )
     assert main_text(html).splitlines() == [lede, *PARAGRAPHS]
+
+
+def test_article_footer_goes_though_named_after_the_article() -> None:
+    # "article-footer" names the article, but a <footer> holds what follows it: the
+    # comment policy, "powered by" lines, tags. A div so named would be kept.
+    footer = (
+        '<footer class="article-footer"><p>As you comment, please be respectful of other'
+        " commenters and other viewpoints, and keep to the subject of the story.</p></footer>"
+    )
+    text = main_text(page(ARTICLE + footer))
+    assert "As you comment" not in text
+    assert text.splitlines() == PARAGRAPHS
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        'class="swiper-container rail"',  # a carousel of teasers
+        'class="carousel"',
+        'id="emailSignup"',  # a newsletter form's pitch
+        'class="noprint"',  # what the site itself leaves out of a printout
+        'class="timestamp"',
+        'class="overlay"',
+    ],
+)
+def test_boxes_named_as_furniture_dropped(names: str) -> None:
+    box = (
+        f"<div {names}><p>Let our news meet your inbox, with the stories that matter"
+        " delivered every weekday morning, and more.</p></div>"
+    )
+    # Between two paragraphs, inside the article: only its name can tell it apart.
+    text = main_text(
+        page(ARTICLE.replace(f"<p>{PARAGRAPHS[1]}</p>", box + f"<p>{PARAGRAPHS[1]}</p>"))
+    )
+    assert "news meet your inbox" not in text
+    assert text.splitlines() == PARAGRAPHS
