@@ -530,3 +530,23 @@ def test_boxes_named_as_furniture_dropped(names: str) -> None:
     )
     assert "news meet your inbox" not in text
     assert text.splitlines() == PARAGRAPHS
+
+
+def test_page_of_link_lists_keeps_its_visible_text() -> None:
+    # A category page: its content is teasers, every one a link, which both passes cut
+    # as boxes of links. Its text less the furniture is better than nothing to index.
+    sections = "".join(
+        f"<h2>Section {s}</h2><ul>"
+        + "".join(
+            f'<li><a href="/t{s}{n}">Cordless drill number {s}{n} tested against the rest</a></li>'
+            for n in range(5)
+        )
+        + "</ul>"
+        for s in range(3)
+    )
+    html = page(f"<div>{sections}</div>")
+    text = main_text(html)
+    assert "Cordless drill number 13 tested" in text
+    assert "Politics" not in text  # the furniture still goes
+    # Cut off mid-tag, as a dropped connection leaves it: the same fallback holds.
+    assert "Cordless drill number 01 tested" in main_text(html[: html.index("/t12")])

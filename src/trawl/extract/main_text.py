@@ -72,7 +72,27 @@ def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUN
         second, second_prose = _extract(html, tuning, drop_unlikely=False)
         if (second_prose, len(second)) > (prose, len(text)):
             text = second
+    if len(text) < tuning.retry_below:
+        # Both passes cut nearly everything (a category page whose content is lists
+        # of links, a page of loose text): the page's visible text less its furniture
+        # is better than none, as trafilatura falls back to its baseline.
+        loose = _loose(html)
+        if len(loose) > len(text):
+            text = loose
     return text
+
+
+def _loose(html: str) -> str:
+    """The lines of the body, less what is never text and the page's furniture."""
+    tree = LexborHTMLParser(html)
+    body = tree.body
+    if body is None:
+        return ""
+    for node in reversed(tree.css(NEVER_TEXT_OR_META)):
+        node.decompose()
+    if not _deeper_than(body, MAX_DEPTH):
+        _drop_furniture(tree, body, drop_unlikely=True)
+    return "\n".join(_lines(body))
 
 
 @dataclass
