@@ -517,6 +517,8 @@ def test_article_footer_goes_though_named_after_the_article() -> None:
         'class="noprint"',  # what the site itself leaves out of a printout
         'class="timestamp"',
         'class="overlay"',
+        'class="slides"',  # a slideshow's captions, inside the article
+        'class="gallery"',
     ],
 )
 def test_boxes_named_as_furniture_dropped(names: str) -> None:
