@@ -552,3 +552,25 @@ def test_page_of_link_lists_keeps_its_visible_text() -> None:
     assert "Politics" not in text  # the furniture still goes
     # Cut off mid-tag, as a dropped connection leaves it: the same fallback holds.
     assert "Cordless drill number 01 tested" in main_text(html[: html.index("/t12")])
+
+
+@pytest.mark.parametrize(
+    ("names", "hidden"),
+    [
+        ("sr-only", True),  # a screen-reader label
+        ("d-none d-print-block", True),  # the citation shown in a printout only
+        ("hidden", True),
+        ("post-text hidden", True),  # hidden wins over a content word
+        ("d-none d-md-block", False),  # shown on wider screens: part of the page
+        ("hidden md:block", False),  # the same in Tailwind
+    ],
+)
+def test_elements_hidden_by_a_class(names: str, hidden: bool) -> None:
+    box = (
+        f"<div class='{names}'><p>Cite this article as the tram story, City News, printed"
+        " and distributed in the year of the vote, all rights reserved.</p></div>"
+    )
+    article = ARTICLE.replace(f"<p>{PARAGRAPHS[1]}</p>", box + f"<p>{PARAGRAPHS[1]}</p>")
+    text = main_text(page(article))
+    assert ("Cite this article" not in text) is hidden
+    assert all(p in text for p in PARAGRAPHS)

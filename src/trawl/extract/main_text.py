@@ -35,6 +35,7 @@ from trawl.extract.main_text_rules import (
     FURNITURE_ROLES,
     FURNITURE_TAGS,
     HEADING_RANK,
+    HIDING_CLASSES,
     HIDING_STYLES,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
@@ -47,6 +48,7 @@ from trawl.extract.main_text_rules import (
     PARAGRAPH_TAG_SET,
     POSITIVE,
     SENTENCE_END,
+    SHOWING_CLASS,
     TAG_SCORE,
     THIN_WRAPPER_SHARE,
     UNLIKELY,
@@ -264,6 +266,14 @@ def _is_unlikely(names: str) -> bool:
     lowered = names.lower()
     if BOILERPLATE.search(lowered) is not None:
         return True  # "main-box related-box": a box of something else, on any page
+    # Hidden by a class ("hidden", Bootstrap's "d-none"), unless another class shows
+    # it on some screens ("d-none d-md-block", Tailwind's "hidden md:block"); shown in
+    # print only is still hidden.
+    tokens = lowered.split()
+    if HIDING_CLASSES.intersection(tokens) and not any(
+        SHOWING_CLASS.match(token) and not token.startswith("d-print") for token in tokens
+    ):
+        return True
     return UNLIKELY.search(lowered) is not None and not _names_content(names)
 
 

@@ -38,6 +38,14 @@ NEVER_TEXT_OR_META = ", ".join([*NEVER_TEXT, "meta"])
 # more than all the rest of the furniture.
 MAYBE_HIDDEN = "[hidden], [aria-hidden], [style]"
 HIDING_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
+# Classes that hide an element in every CSS framework that names them so (Bootstrap,
+# Tailwind, WordPress themes): a screen-reader label, a collapsed block, print-only text.
+HIDING_CLASSES = frozenset(
+    {"hidden", "hide", "d-none", "sr-only", "visually-hidden", "screen-reader-text", "invisible"}
+)
+SHOWING_CLASS = re.compile(
+    r"d-\w+-(block|inline|inline-block|flex|grid|table)$|\w+:(block|inline|flex|grid|table)"
+)
 # Page furniture, by tag and role, then by words in a class or id. Either is dropped
 # only while it holds under half of the page's text: some sites wrap the whole page
 # in a <header>, or in a div whose class names a "sidebar" layout.
