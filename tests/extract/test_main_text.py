@@ -574,3 +574,11 @@ def test_elements_hidden_by_a_class(names: str, hidden: bool) -> None:
     text = main_text(page(article))
     assert ("Cite this article" not in text) is hidden
     assert all(p in text for p in PARAGRAPHS)
+
+
+def test_soft_hyphens_do_not_split_words() -> None:
+    # "&shy;" marks where a browser may break a long word; left in, it splits the word
+    # for any tokeniser, and "Straßenbahnlinie" is no longer found.
+    article = ARTICLE.replace("council", "coun&shy;cil").replace("harbour, a", "har\u00adbour, a")
+    text = main_text(page(article))
+    assert text.splitlines() == PARAGRAPHS

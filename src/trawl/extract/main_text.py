@@ -37,6 +37,7 @@ from trawl.extract.main_text_rules import (
     HEADING_RANK,
     HIDING_CLASSES,
     HIDING_STYLES,
+    INVISIBLE_CHARACTERS,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
     MAYBE_HIDDEN_OR_FURNITURE,
@@ -81,6 +82,11 @@ def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUN
         loose = _loose(html)
         if len(loose) > len(text):
             text = loose
+    # Soft hyphens and zero-width spaces split a word for any tokeniser ("réac\xadtion"
+    # is two words to \w+); the reader never sees them.
+    for invisible in INVISIBLE_CHARACTERS:
+        if invisible in text:
+            text = text.replace(invisible, "")
     return text
 
 

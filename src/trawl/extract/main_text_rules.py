@@ -273,6 +273,10 @@ WRAPPER_STOPS = frozenset(
 # walks up from paragraphs, which would cost depth x size on them.
 MAX_DEPTH = 128
 WORD = re.compile(r"\w+")
+# Characters inside words that are never seen: soft hyphen, zero-width space, and the
+# byte-order mark a copy and paste leaves mid-text (not the zero-width joiners, which
+# shape Persian, Indic scripts and emoji).
+INVISIBLE_CHARACTERS = ("\u00ad",)
 WHITESPACE = b" \n\t\r"  # what _size leaves out
 SENTENCE_END = re.compile(r"\.( |$)")
 # A line that only labels an advertisement slot.
