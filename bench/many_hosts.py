@@ -7,27 +7,40 @@ of 1 s with one request per host at a time. The physical limit is the per-host s
 broad crawls as its documentation advises: DownloaderAwarePriorityQueue, a 1 s delay
 per domain, one request per domain at a time, 16 in all) each crawl every site once.
 Reported: wall seconds against the schedule, pages, CPU seconds per page, and peak
-memory (the largest resident set of the crawler's process tree, from wait4).
+memory of the crawler's whole process tree (sampled every 50 ms: the sum of the
+processes' resident sets, and of their proportional sets, which count a page that
+forked processes share once). The sites log when each request arrives, which splits
+the wall time into start-up (launch to first request), crawl (first to last request)
+and end (last request to exit), and gives each host's gaps between requests: on a
+quiet machine those are the politeness delay, and what exceeds it is the crawler's
+own lateness, whatever the load.
 
     .venv/bin/python bench/many_hosts.py [--hosts 100] [--pages 20]
-    .venv/bin/python bench/many_hosts.py --hosts 1000 --pages 5
+    .venv/bin/python bench/many_hosts.py --hosts 1000 --pages 5 --rounds 2
 
-The machine is shared: only ratios measured in one run mean much.
+The machine is shared: only ratios measured in one run mean much (the load average is
+printed with each run).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
+import json
 import os
 import random
 import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from dataclasses import dataclass
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median, quantiles
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +60,16 @@ def serve(hosts: int, pages: int, port: int) -> None:
     """Every site on its own loopback address, one asyncio process, answers delayed."""
     from aiohttp import web  # noqa: PLC0415 - only the server process needs it
 
+    arrivals: list[tuple[float, str, str]] = []  # monotonic time, host, path
+
     async def page(request: web.Request) -> web.StreamResponse:
-        await asyncio.sleep(random.uniform(0.02, 0.08))
         path = request.path
+        if path == "/__arrivals":  # the bench's own: what arrived since it last asked
+            taken = arrivals.copy()
+            arrivals.clear()
+            return web.json_response(taken)
+        arrivals.append((time.monotonic(), request.host, path))
+        await asyncio.sleep(random.uniform(0.02, 0.08))
         if path == "/":
             links = "".join(f'<a href="/p{k}">page {k}</a> ' for k in range(1, pages))
             body = f"<html><head><title>Home</title></head><body>{links}</body></html>"
@@ -81,19 +101,87 @@ class Run:
     seconds: float
     pages: int
     cpu: float
-    peak_mb: float
+    peak_mb: float  # the largest single process (wait4's ru_maxrss)
+    tree_rss_mb: float = 0.0  # the whole tree's resident sets, summed, at its peak
+    tree_pss_mb: float = 0.0  # the same in proportional sets (shared pages counted once)
+    launched: float = 0.0  # time.monotonic() at launch
+    ended: float = 0.0
+    arrivals: list[tuple[float, str, str]] = field(default_factory=list)
+
+    def phases(self) -> str:
+        """Start-up, crawl and end, from the sites' log of arrivals."""
+        if not self.arrivals:
+            return ""
+        first, last = self.arrivals[0][0], self.arrivals[-1][0]
+        return (
+            f"start-up {first - self.launched:4.1f} s, requests {last - first:5.1f} s,"
+            f" end {self.ended - last:4.1f} s"
+        )
+
+    def gaps(self) -> str:
+        """Each host's gaps between the arrivals of its requests (robots.txt and sitemap
+        guesses included): the politeness delay plus the crawler's lateness."""
+        by_host: dict[str, list[float]] = {}
+        for when, host, _ in self.arrivals:
+            by_host.setdefault(host, []).append(when)
+        gaps = [b - a for times in by_host.values() for a, b in itertools.pairwise(times)]
+        if len(gaps) < 2:
+            return ""
+        p95 = quantiles(gaps, n=20)[-1]
+        return (
+            f"{len(self.arrivals)} requests; per-host gap median {median(gaps):.2f} s,"
+            f" p95 {p95:.2f} s, max {max(gaps):.2f} s"
+        )
+
+
+def _tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        with contextlib.suppress(OSError):
+            todo += [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+    return pids
+
+
+def _tree_memory(pid: int) -> tuple[float, float]:
+    """The resident and proportional set sizes of ``pid`` and its descendants, in MB."""
+    rss = pss = 0
+    for p in _tree(pid):
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:
+            pass  # gone meanwhile
+    return rss / 1024, pss / 1024
+
+
+def _sample_memory(pid: int, peak: list[float], done: threading.Event) -> None:
+    while not done.wait(0.05):
+        rss, pss = _tree_memory(pid)
+        peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
 
 
 def measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[Run, list[str]]:
     """Wall and CPU seconds and peak memory of one crawler process tree, with its stdout.
     Output goes to files so the process is reaped by wait4, which reports its own usage:
     CPU of the process and the children it waited for; ru_maxrss the largest resident
-    set among them (KiB on Linux), not their sum."""
+    set among them (KiB on Linux), not their sum. The tree's summed memory is sampled."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        launched = time.monotonic()
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err)
+        peak, done = [0.0, 0.0], threading.Event()
+        sampler = threading.Thread(target=_sample_memory, args=(proc.pid, peak, done))
+        sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - started
+        ended = time.monotonic()
+        done.set()
+        sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -103,7 +191,8 @@ def measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tu
                 f"bench: {cmd[:3]} failed ({proc.returncode}):\n{err.read()[-2000:]!r}"
             )
     cpu = usage.ru_utime + usage.ru_stime
-    return Run(seconds, 0, cpu, usage.ru_maxrss / 1024), lines
+    run = Run(seconds, 0, cpu, usage.ru_maxrss / 1024, peak[0], peak[1], launched, ended)
+    return run, lines
 
 
 def run_trawl(starts: list[str]) -> Run:
@@ -177,6 +266,16 @@ def scrapy_main(starts: list[str]) -> int:
     return 0
 
 
+def arrivals(port: int) -> list[tuple[float, str, str]]:
+    """What the sites received since the last call, in order of arrival."""
+    with urllib.request.urlopen(f"http://{address(0)}:{port}/__arrivals", timeout=30) as r:
+        return sorted((when, host, path) for when, host, path in json.load(r))
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--scrapy":
         return scrapy_main(sys.argv[2:])
@@ -184,6 +283,9 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=100)
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--only", choices=("trawl", "scrapy"))
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="crawl with each in turn, this many times"
+    )
     args = parser.parse_args()
     port = 18000 + os.getpid() % 1000
     server = subprocess.Popen(
@@ -198,17 +300,25 @@ def main() -> int:
         schedule = float(args.pages - 1)
         print(f"{args.hosts} hosts x {args.pages} pages; schedule {schedule:.0f} s")
         crawlers = {"Trawl": run_trawl, "Scrapy": run_scrapy}
-        for name, crawl in crawlers.items():
-            if args.only and name.lower() != args.only:
-                continue
-            run = crawl(starts)
-            print(
-                f"{name:7} {run.seconds:6.1f} s ({run.seconds / schedule:.2f}x schedule)"
-                f"  {run.pages} pages  {run.pages / run.seconds:6.1f} pages/s"
-                f"  {run.cpu / max(1, run.pages) * 1000:5.1f} CPU-ms/page"
-                f"  peak {run.peak_mb:6.0f} MB",
-                flush=True,
-            )
+        for round_ in range(1, args.rounds + 1):
+            for name, crawl in crawlers.items():
+                if args.only and name.lower() != args.only:
+                    continue
+                before = load()
+                run = crawl(starts)
+                run.arrivals = arrivals(port)
+                print(
+                    f"round {round_} {name:7} {run.seconds:6.1f} s"
+                    f" ({run.seconds / schedule:.2f}x schedule)"
+                    f"  {run.pages} pages  {run.pages / run.seconds:6.1f} pages/s"
+                    f"  {run.cpu / max(1, run.pages) * 1000:5.1f} CPU-ms/page"
+                    f"  {run.cpu:5.1f} CPU-s"
+                    f"\n    peak memory: largest process {run.peak_mb:.0f} MB, tree RSS"
+                    f" {run.tree_rss_mb:.0f} MB, tree PSS {run.tree_pss_mb:.0f} MB"
+                    f"\n    {run.phases()}; {run.gaps()}"
+                    f"\n    {before} before, {load()} after",
+                    flush=True,
+                )
     finally:
         server.terminate()
         server.wait(timeout=10)
