@@ -73,6 +73,11 @@ class Settings:
     max_pending: int = _setting(
         1_000_000, "URLs waiting in the frontier at most (bounds memory); more are dropped.", 1
     )
+    max_host_queues: int = _setting(
+        10_000,
+        "Hosts whose URLs are held in memory at most; other hosts' URLs wait in the store.",
+        1,
+    )
     scope: str = _setting(
         "host", "Links followed: host (exact host and port), site (registrable domain), web."
     )

@@ -230,6 +230,27 @@ def test_a_resumed_crawl_takes_over_the_frontier(store: Store) -> None:
     assert [i.url for i in store.frontier_pending(second)] == ["https://example.com/x"]
 
 
+def test_the_urls_waiting_for_one_host_come_back_shallowest_first(store: Store) -> None:
+    crawl_id = store.begin_crawl(["https://a.example/"])
+    store.frontier_add(
+        crawl_id,
+        [
+            CrawlUrl("https://a.example/deep", 2, "https://a.example/x"),
+            CrawlUrl("https://a.example/x", 1, "https://a.example/"),
+            CrawlUrl("https://b.example/", 1, "https://a.example/"),
+            CrawlUrl("https://a.example/done", 1),
+        ],
+    )
+    store.save_page(page("https://a.example/done"), (), crawl_id)
+
+    waiting = store.frontier_waiting(crawl_id, "a.example")
+    assert waiting == [
+        CrawlUrl("https://a.example/x", 1, "https://a.example/"),
+        CrawlUrl("https://a.example/deep", 2, "https://a.example/x"),
+    ]
+    assert [i.url for i in store.frontier_waiting(crawl_id, "b.example")] == ["https://b.example/"]
+
+
 # -- the frontier shared by workers ------------------------------------------------
 
 

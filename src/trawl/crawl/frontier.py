@@ -10,6 +10,12 @@ Memory is bounded: at most ``max_pending`` URLs wait (more are refused and
 counted), at most ``max_per_host`` are admitted per host, and the seen set
 keeps 64-bit hashes of URLs, not the URLs (about 60 bytes a URL; two URLs
 collide with odds near 1 in 10^10 per million, and a collision only skips a URL).
+With an ``overflow`` (the store's record of the crawl's frontier), at most
+``max_host_queues`` hosts have URLs in memory (seed 002's MAX_HOST_QUEUES): a URL
+of another host is admitted and counted, but waits in the store, and its host's
+URLs are read back in when a queue in memory empties. A host with nothing left
+to fetch is forgotten once its delay has passed (it would be fetched at once
+anyway), so an open-web crawl does not keep every host it ever met.
 
 Pure: the caller passes the clock in, so tests need no sleeping.
 Interface after Scrapy's scheduler: ``enqueue``, ``next``, ``has_pending``;
@@ -23,6 +29,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -72,6 +79,11 @@ class _Host:
     admitted: int = 0
 
 
+# URLs waiting in the store that carry more than the store keeps (a sitemap's lastmod,
+# a redirect chain) are held here whole, up to this many; past it they lose the rest.
+MAX_HELD = 100_000
+
+
 class Frontier:
     def __init__(
         self,
@@ -80,12 +92,22 @@ class Frontier:
         host_concurrency: int,
         max_per_host: int = 0,
         max_pending: int = 0,
+        max_host_queues: int = 0,
+        overflow: Callable[[str], Sequence[CrawlUrl]] | None = None,
     ) -> None:
-        """``max_per_host`` and ``max_pending``: 0 means no limit."""
+        """``max_per_host``, ``max_pending`` and ``max_host_queues``: 0 means no limit.
+        ``overflow(host)``: the URLs of ``host`` that were admitted but wait in the
+        store (state queued); without it every host's queue is kept in memory."""
         self._delay = delay
         self._host_concurrency = host_concurrency
         self._max_per_host = max_per_host
         self._max_pending = max_pending
+        self._max_host_queues = max_host_queues if overflow is not None else 0
+        self._overflow = overflow
+        self._waiting: dict[str, int] = {}  # host -> URLs in the store, oldest host first
+        self._held: dict[str, CrawlUrl] = {}
+        self._live = 0  # hosts with URLs queued or in flight in memory
+        self._idle: list[tuple[float, str]] = []  # (when its delay ends, host) to forget
         self._hosts: dict[str, _Host] = {}
         self._seen: set[int] = set()
         self.refused: Counter[str] = Counter()
@@ -110,14 +132,31 @@ class Frontier:
             self.refused["frontier full"] += 1
             return False
         host = politeness_host(item.url)
-        state = self._host(host)
-        if self._max_per_host and state.admitted >= self._max_per_host:
+        state = self._hosts.get(host)
+        waiting = self._waiting.get(host, 0)
+        admitted = waiting + (state.admitted if state is not None else 0)
+        if self._max_per_host and admitted >= self._max_per_host:
             self.refused["host cap"] += 1
             return False
         self._seen.add(key)
+        self._queued += 1
+        if waiting or (
+            self._max_host_queues
+            and self._live >= self._max_host_queues
+            and (state is None or not _active(state))
+        ):
+            # Every host queue in memory is taken: the URL waits in the store, where the
+            # caller records every admitted URL, until its host's turn comes.
+            self._waiting[host] = waiting + 1
+            if len(self._held) < MAX_HELD and item != CrawlUrl(item.url, item.depth, item.source):
+                self._held[item.url] = item
+            return True
+        if state is None:
+            state = self._host(host)
+        if not _active(state):
+            self._live += 1
         state.admitted += 1
         state.queue.append(item)
-        self._queued += 1
         self._schedule(host, state, state.next_time)
         return True
 
@@ -127,6 +166,8 @@ class Frontier:
 
     def next(self, now: float) -> CrawlUrl | None:
         """The next URL whose host may be fetched at ``now``, or None."""
+        while self._idle and self._idle[0][0] <= now:
+            self._forget(heapq.heappop(self._idle)[1], now)
         while self._cooldown and self._cooldown[0][0] <= now:
             self._ready.append(heapq.heappop(self._cooldown)[2])
         while self._ready:
@@ -161,6 +202,7 @@ class Frontier:
         state.in_flight -= 1
         self._in_flight -= 1
         self._schedule(key, state, max(now, state.next_time))
+        self._settle(key, state)
 
     def retry(self, item: CrawlUrl, not_before: float) -> None:
         """Put ``item`` back at the head of its host's queue and hold the host
@@ -217,11 +259,18 @@ class Frontier:
         dropped = list(state.queue)
         state.queue.clear()
         self._queued -= len(dropped)
+        if dropped:
+            self._settle(politeness_host(url), state)
         return dropped
 
     @property
     def queued(self) -> int:
         return self._queued
+
+    @property
+    def hosts_held(self) -> int:
+        """Hosts whose state (queue, pace) is in memory."""
+        return len(self._hosts)
 
     def _host(self, key: str) -> _Host:
         state = self._hosts.get(key)
@@ -229,8 +278,52 @@ class Frontier:
             state = self._hosts[key] = _Host(delay=self._delay)
         return state
 
+    def _settle(self, key: str, state: _Host) -> None:
+        """After ``key``'s host may have run out of work: its queue leaves memory, a
+        waiting host's URLs come in from the store, and the host is forgotten once its
+        delay has passed."""
+        if _active(state):
+            return
+        self._live -= 1
+        self._refill()
+        if not _active(state) and state.delay == self._delay and not self._max_per_host:
+            heapq.heappush(self._idle, (state.next_time, key))
+
+    def _forget(self, key: str, now: float) -> None:
+        state = self._hosts.get(key)
+        # Only a host with nothing to do, no delay of its own and no slot booked ahead:
+        # made anew, it behaves the same.
+        if (
+            state is not None
+            and not _active(state)
+            and not state.scheduled
+            and state.delay == self._delay
+            and state.next_time <= now
+        ):
+            del self._hosts[key]
+
+    def _refill(self) -> None:
+        """Read waiting hosts' URLs back from the store while queues in memory are free."""
+        while self._waiting and self._live < self._max_host_queues and self._overflow:
+            host = next(iter(self._waiting))
+            count = self._waiting.pop(host)
+            items = [self._held.pop(i.url, i) for i in self._overflow(host)]
+            self._queued += len(items) - count  # the store is the truth about what waits
+            if not items:
+                continue
+            state = self._host(host)
+            self._live += 1
+            state.admitted += len(items)
+            state.queue.extend(items)
+            self._schedule(host, state, state.next_time)
+
     def _schedule(self, key: str, state: _Host, at: float) -> None:
         if state.scheduled or not state.queue or state.in_flight >= self._host_concurrency:
             return
         state.scheduled = True
         heapq.heappush(self._cooldown, (at, next(self._tie), key))
+
+
+def _active(state: _Host) -> bool:
+    """The host holds a queue in memory: URLs queued or in flight."""
+    return bool(state.queue) or state.in_flight > 0

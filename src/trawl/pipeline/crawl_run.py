@@ -178,6 +178,8 @@ async def crawl(
             host_concurrency=settings.host_concurrency,
             max_per_host=settings.max_per_host,
             max_pending=settings.max_pending,
+            max_host_queues=settings.max_host_queues,
+            overflow=lambda host: store.frontier_waiting(crawl_id, host),
         )
         scopes = [make_scope(settings.scope, u) for u in start_urls]
         pipeline.depth_cap = DepthCap(
