@@ -8,7 +8,9 @@ unhealthy by pipeline/health.py, host by host, on what the store recorded.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +22,6 @@ from trawl.errors import InvalidUrl, RenderError
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
-from trawl.pipeline.crawl_end import finish_crawl
 from trawl.pipeline.health import (
     CapLog,
     CappedFrontier,
@@ -28,9 +29,7 @@ from trawl.pipeline.health import (
     judge_crawl,
     mark_embedded,
 )
-from trawl.pipeline.integrity import mend_after_crash
 from trawl.pipeline.pages import PagePipeline
-from trawl.pipeline.resource_checks import check_resources
 from trawl.records import CrawlUrl, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
@@ -43,6 +42,21 @@ from trawl.urls.start import parse_host_aliases
 
 if TYPE_CHECKING:
     from trawl.net.renderer import Renderer
+
+# What only the crawl's end needs (numpy for PageRank, h11 for the header checks):
+# imported beside the crawl, once its first requests are out, not before them.
+END_MODULES = (
+    "trawl.pipeline.crawl_end",
+    "trawl.pipeline.resource_checks",
+    "trawl.pipeline.integrity",
+)
+END_IMPORT_AFTER = 1.0  # seconds: the start, with every host's first requests, is busiest
+
+
+async def _import_end_modules() -> None:
+    await asyncio.sleep(END_IMPORT_AFTER)
+    for name in END_MODULES:
+        await asyncio.to_thread(importlib.import_module, name)
 
 
 @dataclass(frozen=True)
@@ -196,6 +210,7 @@ async def crawl(
                 # it is, with this run's pages, when this run ends.
                 carried.append(url)
             resume = store.frontier_pending(crawl_id)
+        importing = asyncio.create_task(_import_end_modules())
         try:
             stats, outcome = await run_crawler(
                 start_urls=start_urls,
@@ -213,6 +228,12 @@ async def crawl(
             # one to resume.
             store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
             raise
+        finally:
+            importing.cancel()  # a short crawl imports them below, in this thread
+        from trawl.pipeline.crawl_end import finish_crawl  # noqa: PLC0415 - see END_MODULES
+        from trawl.pipeline.integrity import mend_after_crash  # noqa: PLC0415
+        from trawl.pipeline.resource_checks import check_resources  # noqa: PLC0415
+
         resources: list[ResourceCheck] = []
         # The header checks resolve hosts themselves: an aliased site's real host
         # would be asked, so a crawl with aliases makes none.

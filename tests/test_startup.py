@@ -1,0 +1,21 @@
+"""What `trawl crawl` imports before its first request: only what fetching needs. The
+crawl's end (numpy for PageRank, h11 for header checks) is imported beside the crawl
+(pipeline/crawl_run.py END_MODULES); bench/many_hosts.py measures the start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+LATE = ("numpy", "h11", "trawl.corpus", "trawl.pipeline.crawl_end")
+
+
+def test_starting_a_crawl_imports_nothing_only_its_end_needs() -> None:
+    code = (
+        "import sys, trawl.cli.crawling, trawl.pipeline.crawl_run\n"
+        f"print(sorted(m for m in {LATE!r} if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]"
