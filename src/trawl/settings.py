@@ -24,6 +24,16 @@ from trawl.errors import ConfigError
 
 ENV_PREFIX = "TRAWL_"
 SCOPES = ("host", "site", "web")
+# Speed presets of the three politeness settings, for `trawl crawl --speed` and the
+# admin page's crawl form alike.
+SPEED_PRESETS: dict[str, dict[str, object]] = {
+    "gentle": {"concurrency": 4, "host_concurrency": 1, "delay": 2.0},
+    "balanced": {"concurrency": 8, "host_concurrency": 2, "delay": 0.5},
+    "fast": {"concurrency": 32, "host_concurrency": 8, "delay": 0.1},
+}
+SPEED_HELP = (
+    "A preset of concurrency, host_concurrency and delay; a delay or concurrency given too wins."
+)
 CONFIG_FILE = "trawl.toml"
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -302,6 +312,23 @@ def table() -> list[SettingInfo]:
         )
         for f in dataclasses.fields(Settings)
     ]
+
+
+def speed_preset_help(name: str) -> str:
+    """``name`` (one of SPEED_PRESETS) and what it sets, in words."""
+    p = SPEED_PRESETS[name]
+    return (
+        f"{name} ({p['concurrency']} in flight, {p['host_concurrency']} a host,"
+        f" {p['delay']} s apart)"
+    )
+
+
+def info(name: str) -> SettingInfo:
+    """One row of the settings table."""
+    found = next((s for s in table() if s.name == name), None)
+    if found is None:
+        raise ConfigError(f"unknown setting {name!r}")
+    return found
 
 
 def markdown_table() -> str:

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import ConfigError, TrawlError
-from trawl.settings import Settings
+from trawl.settings import SPEED_PRESETS, Settings, speed_preset_help
 from trawl.store.base import Store
 
 if TYPE_CHECKING:
@@ -33,15 +33,7 @@ from trawl.cli.common import (
     setting_option,
 )
 
-SPEED_PRESETS: dict[str, dict[str, object]] = {
-    "gentle": {"concurrency": 4, "host_concurrency": 1, "delay": 2.0},
-    "balanced": {"concurrency": 8, "host_concurrency": 2, "delay": 0.5},
-    "fast": {"concurrency": 32, "host_concurrency": 8, "delay": 0.1},
-}
-_PRESETS_HELP = ", ".join(
-    f"{name} ({p['concurrency']} in flight, {p['host_concurrency']} a host, {p['delay']} s apart)"
-    for name, p in SPEED_PRESETS.items()
-)
+_PRESETS_HELP = ", ".join(speed_preset_help(name) for name in SPEED_PRESETS)
 AllowHostOpt = Annotated[
     list[str] | None,
     typer.Option(
