@@ -23,7 +23,7 @@ from trawl.cli.common import (
     load_settings,
     setting_option,
 )
-from trawl.errors import TrawlError
+from trawl.errors import StoreError, TrawlError
 
 # Snippets arrive as the web page shows them: escaped HTML, matched words in <mark>.
 _MARKED = re.compile(r"<mark>(.*?)</mark>", re.DOTALL)
@@ -94,30 +94,56 @@ def serve(
     store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
-    """Serve the search page, the JSON API and the docs at /docs."""
+    """Serve the search page, the JSON API and the docs at /docs.
+
+    With no API key yet, it prints a setup link: opened once, within the hour, it
+    logs the browser in to the admin page, where sites are added and crawled.
+    """
     import uvicorn
 
-    from trawl.server.app import create_app
+    from trawl.server.app import create_app, setup_link
+    from trawl.server.auth import SETUP_MINUTES
 
     try:
         settings = load_settings(config, data=data, host=host, port=port, store=store_location)
         check_extras(settings)
+        settings.data.mkdir(parents=True, exist_ok=True)
+        base = settings.public_url.rstrip("/") or _local_base(settings.host, settings.port)
+        app_ = create_app(settings)
+        link = setup_link(app_, base)
     except TrawlError as e:
         raise fail(e) from None
-    settings.data.mkdir(parents=True, exist_ok=True)
-    err.print(f"Trawl serving {settings.data} on http://{settings.host}:{settings.port}/")
+    except OSError as e:  # the data folder cannot be made (read-only, a file in the way)
+        raise fail(StoreError(f"cannot open the data folder: {e}")) from None
+    err.print(f"Trawl serving {settings.data} on {base}/", markup=False, highlight=False)
+    if link is not None:
+        # Plain echo, never wrapped: the link is copied or clicked as one line.
+        typer.echo(
+            f"No API key yet. Open this link to set up Trawl (one login, valid for"
+            f" {SETUP_MINUTES:.0f} minutes):\n  {link}",
+            err=True,
+        )
     # Forwarded headers are believed only from the listed proxies: uvicorn's default
     # trusts them from 127.0.0.1, so behind a local proxy passing X-Forwarded-For through,
     # any client could name itself anew for each request and escape the rate limit.
     proxies = settings.proxy_networks
     uvicorn.run(
-        create_app(settings),
+        app_,
         host=settings.host,
         port=settings.port,
         log_level="warning",
         proxy_headers=bool(proxies),
         forwarded_allow_ips=",".join(proxies) if proxies else "",
     )
+
+
+def _local_base(host: str, port: int) -> str:
+    """The address a browser on this machine opens for ``host`` (a wildcard is loopback)."""
+    if host in ("", "0.0.0.0"):  # noqa: S104 - naming the wildcard, not binding it
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 @app.command("settings")

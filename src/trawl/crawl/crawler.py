@@ -13,7 +13,7 @@ import contextlib
 import logging
 import re
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -53,6 +53,7 @@ MAX_SERVER_RETRIES = 2
 SLOW_AFTER = 3
 PARK_AFTER = 9
 SAMPLES_PER_REASON = 5
+LAST_ERRORS = 5  # the latest failures kept for the live progress (URL, what went wrong)
 MAX_LATE_LASTMODS = 200_000  # about 30 MB at most; past it a late date is lost
 _DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
 # IMF-fixdate and the two obsolete forms RFC 9110 5.6.7 still asks recipients to read:
@@ -94,11 +95,16 @@ class CrawlStats:
     queued: int = 0
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> URLs not fetched
     samples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few of them
+    fetching: str = ""  # the URL whose request started last
+    last_errors: deque[tuple[str, str]] = field(default_factory=lambda: deque(maxlen=LAST_ERRORS))
 
     @property
     def pages_per_second(self) -> float:
         elapsed = time.monotonic() - self.started
         return self.fetched / elapsed if elapsed > 0 else 0.0
+
+    def error(self, url: str, error: str) -> None:
+        self.last_errors.append((url, error))
 
     def skip(self, reason: str, url: str, count: int = 1) -> None:
         self.skipped[reason] += count
@@ -262,6 +268,7 @@ class Crawler:
             # No server answered robots.txt: the host is down, not forbidding us.
             self._reserved -= 1
             self.stats.failed += 1
+            self.stats.error(item.url, robots.policy.error)
             self.stats.skip(f"host unreachable ({_kind(robots.policy.error)})", item.url)
             self._sink.failed(item, robots.policy.error)
             return
@@ -278,6 +285,7 @@ class Crawler:
             self._sink.skipped(item, f"host parked: {self.stats.parked[host]}")
             return
         self.stats.fetched += 1
+        self.stats.fetching = item.url
         try:
             result = await self._fetcher.get(
                 item.url,
@@ -297,6 +305,7 @@ class Crawler:
                 self._retry(item, None, f"{type(e).__name__}: retried later", loop)
             else:
                 self.stats.failed += 1
+                self.stats.error(item.url, error)
                 if isinstance(e, HostUnreachable | FetchTimeout):
                     self.stats.skip(f"host unreachable ({_kind(error)})", item.url)
                 self._sink.failed(item, error)
@@ -317,6 +326,7 @@ class Crawler:
         self.stats.ok += 1
         if result.status >= 500:
             self.stats.server_errors += 1
+            self.stats.error(item.url, f"HTTP {result.status}")
         if self._lastmods and item.lastmod is None and item.url in self._lastmods:
             item = replace(item, lastmod=self._lastmods.pop(item.url))
         try:
@@ -366,6 +376,7 @@ class Crawler:
         """Record a page whose processing raised: logged with its URL and counted."""
         log.exception("internal error while processing %s", item.url)
         self.stats.internal_errors += 1
+        self.stats.error(item.url, "internal error (see the log)")
         self.stats.skip("internal error (see the log)", item.url)
         try:
             self._sink.failed(item, "internal error while processing the page")

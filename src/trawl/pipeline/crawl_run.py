@@ -147,6 +147,7 @@ async def crawl(
     allow: Sequence[Target] = (),
     trust_start_urls: bool = True,
     pool: StagePool | None = None,
+    on_begin: Callable[[int], None] | None = None,
 ) -> CrawlOutcome:
     """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
 
@@ -157,6 +158,7 @@ async def crawl(
     for an API caller reaches only ``allow``). ``pool``:
     a stage pool started earlier (``trawl crawl`` starts it first thing), which the
     crawl uses and closes; by default one is made for the ``parse_workers`` setting.
+    ``on_begin`` is told the crawl log's id for this run once its row exists.
     """
     started = time.monotonic()
     parser = pool or StagePool(workers_for(settings.parse_workers))
@@ -175,6 +177,8 @@ async def crawl(
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
+        if on_begin is not None:
+            on_begin(crawl_id)
         if previous is None:  # a resumed run carries the mark over with its frontier
             mark_embedded(store, crawl_id, start_urls[0])
         pipeline = PagePipeline(

@@ -10,15 +10,17 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import APIKeyHeader
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from trawl.errors import Conflict, NotFound, Unavailable
+from trawl.errors import Conflict, MissingExtra, NotFound, Unavailable
+from trawl.extras import require
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.upkeep import evict
 from trawl.records import KEY_SCOPES, ApiKey, KeyScope, ReportQuery
 from trawl.server import auth, report
 from trawl.server.context import Context, context_of
+from trawl.settings import SCOPES, SPEED_HELP, SPEED_PRESETS, info
 from trawl.urls.start import parse_start_url
 
 MAX_CHECKS = 10_000  # external URLs one "Check headers" request may check
@@ -47,15 +49,42 @@ class SiteIn(BaseModel):
 
 
 class CrawlIn(BaseModel):
+    """What a crawl may be told, as `trawl crawl` is; null: the server's setting."""
+
     urls: list[Annotated[str, Field(min_length=1, max_length=2048)]] = Field(
         default_factory=list,
         max_length=100,
         description="Start URLs; empty: every enabled site.",
     )
-    max_pages: int | None = Field(default=None, ge=1, le=1_000_000)
-    max_depth: int | None = Field(default=None, ge=0, le=1000)
-    delay: float | None = Field(default=None, ge=0, le=60)
-    concurrency: int | None = Field(default=None, ge=1, le=100)
+    max_pages: int | None = Field(
+        default=None, ge=1, le=1_000_000, description=info("max_pages").help
+    )
+    max_depth: int | None = Field(default=None, ge=0, le=1000, description=info("max_depth").help)
+    scope: str | None = Field(default=None, max_length=10, description=info("scope").help)
+    speed: str | None = Field(
+        default=None,
+        max_length=20,
+        description=f"{SPEED_HELP} One of {', '.join(SPEED_PRESETS)}.",
+    )
+    delay: float | None = Field(default=None, ge=0, le=60, description=info("delay").help)
+    concurrency: int | None = Field(
+        default=None, ge=1, le=100, description=info("concurrency").help
+    )
+    render: bool | None = Field(default=None, description=info("render").help)
+
+    @field_validator("scope")
+    @classmethod
+    def _known_scope(cls, value: str | None) -> str | None:
+        if value is not None and value not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}")
+        return value
+
+    @field_validator("speed")
+    @classmethod
+    def _known_speed(cls, value: str | None) -> str | None:
+        if value is not None and value not in SPEED_PRESETS:
+            raise ValueError(f"speed must be one of {', '.join(SPEED_PRESETS)}")
+        return value
 
 
 def _site_json(ctx: Context) -> list[dict[str, Any]]:
@@ -152,12 +181,21 @@ def start_crawl(ctx: Context, urls: Sequence[str], options: CrawlIn | None = Non
             raise NotFound("no enabled site to crawl: add one first")
     settings = ctx.settings
     if options is not None:
+        if options.speed is not None:
+            settings = settings.replace(**SPEED_PRESETS[options.speed])
         settings = settings.replace(
             max_pages=options.max_pages,
             max_depth=options.max_depth,
+            scope=options.scope,
             delay=options.delay,
             concurrency=options.concurrency,
+            render=options.render,
         )
+    if settings.render:
+        try:
+            require("render")
+        except MissingExtra as e:  # the install's, not the caller's: not a 500 either
+            raise Unavailable(str(e)) from None
     ctx.crawls.start(starts, settings)
     return starts
 

@@ -28,13 +28,14 @@ from trawl.server import (
     api_admin,
     api_search,
     api_suggest,
+    auth,
     docs,
     errors,
     openapi,
     report_ui,
     ui,
 )
-from trawl.server.context import Context, context_of
+from trawl.server.context import Context, context_of, context_of_app
 from trawl.server.header_checks import HeaderChecker
 from trawl.server.limits_middleware import RequestLimits
 from trawl.server.security_headers import SecurityHeaders
@@ -115,3 +116,13 @@ def create_app(
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return app
+
+
+def setup_link(app: FastAPI, base: str) -> str | None:
+    """A one-time login link to the admin page at ``base`` while no API key exists
+    (the first start); None once there is one (log in with a key then)."""
+    ctx = context_of_app(app)
+    with ctx.store() as store:
+        if store.api_keys():
+            return None
+    return f"{base}{auth.SETUP_PATH}?token={ctx.setup.issue()}"

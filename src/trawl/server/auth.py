@@ -13,12 +13,17 @@ it). SameSite does not stop another port or a sibling host of the same site,
 so every state change made with the cookie must name this server's own
 origin (``from_own_origin``); the key headers are never sent by a browser on
 its own, so requests carrying them need no such check.
+
+A server with no key yet prints a setup link when it starts (``SetupLink``),
+as a notebook server prints its token: one login, within the hour, for
+whoever can read the server's output.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
 import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
@@ -144,6 +149,55 @@ def clear_session_cookie(response: Response, request: Request) -> None:
         samesite="strict",
         secure=request.url.scheme == "https",
     )
+
+
+# -- the first login -----------------------------------------------------------------
+
+SETUP_KEY_NAME = "setup link"
+SETUP_MINUTES = 60.0
+SETUP_PATH = "/admin/setup"
+
+
+class SetupLink:
+    """A one-time login link for a server with no API key yet.
+
+    The token is 256 random bits, kept only as its digest, in this process (a
+    restart makes a new one, and the old one dies with the process); it expires,
+    and the first request that presents it uses it up, so a copy of the link in a
+    terminal's scroll-back or a browser's history opens nothing later.
+    """
+
+    def __init__(self) -> None:
+        self._digest: str | None = None
+        self._expires = 0.0
+        self._lock = threading.Lock()  # two tabs opening the link: one login
+
+    def issue(self, minutes: float = SETUP_MINUTES) -> str:
+        """A new token (any earlier one stops working)."""
+        token = secrets.token_urlsafe(32)
+        with self._lock:
+            self._digest = digest(token)
+            self._expires = time.time() + minutes * 60
+        return token
+
+    def redeem(self, token: str) -> bool:
+        """Whether ``token`` is the live one; it is used up either way it matched."""
+        if not _well_formed(token):
+            return False
+        with self._lock:
+            live = self._digest is not None and time.time() < self._expires
+            if not (live and secrets.compare_digest(digest(token), self._digest or "")):
+                return False
+            self._digest = None
+        return True
+
+
+def setup_login(store: Store, hours: float) -> tuple[str, int]:
+    """A session for the holder of a setup link: made for a new admin key of its own,
+    which nobody sees (the admin page makes keys to log in with later)."""
+    key_id, _ = create_key(store, SETUP_KEY_NAME, KEY_SCOPES)
+    key = next(k for k in store.api_keys() if k.id == key_id)
+    return start_session(store, key, hours)
 
 
 # -- where a request came from -------------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fastapi import Request
+from fastapi import FastAPI, Request
 from limits import RateLimitItem
 
 from trawl.errors import Forbidden, RateLimited, Unauthorized
@@ -46,6 +46,7 @@ class Context:
         self.limits = RateLimits(settings.search_rate_limit, settings.admin_rate_limit)
         self.metrics = Metrics(self.crawls, self.index.documents, settings.index_path)
         self.header_checks = HeaderCheckJobs(settings, header_checker)
+        self.setup = auth.SetupLink()  # issued by `trawl serve` when no key exists
 
     @contextmanager
     def store(self) -> Iterator[Store]:
@@ -97,6 +98,11 @@ class Context:
         except RateLimited:
             self.metrics.rejected.labels(name).inc()
             raise
+
+
+def context_of_app(app: FastAPI) -> Context:
+    ctx: Context = app.state.context
+    return ctx
 
 
 def context_of(request: Request) -> Context:

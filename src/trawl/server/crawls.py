@@ -1,7 +1,9 @@
 """Crawls started from the API or the admin page: one at a time, in the server's loop.
 
 The crawl runs as an asyncio task beside the requests; its live counters come
-from the crawler's own stats, so the admin page shows them while it runs.
+from the crawler's own stats, so the admin page shows them while it runs: how
+far it is, how fast it goes, the URL it fetches, its last errors and an
+estimate of what is left.
 The index writer's lock is the crawl lock (see pipeline/crawl_run.py): a crawl started
 by ``trawl crawl`` in another process makes this one fail with a clear error.
 """
@@ -24,12 +26,18 @@ from trawl.store.base import Store
 
 log = logging.getLogger(__name__)
 
+# The settings a crawl started here may be given (the admin form's, `trawl crawl`'s):
+# the status shows what the running one was given.
+OPTIONS = ("scope", "max_pages", "max_depth", "delay", "concurrency", "host_concurrency", "render")
+
 
 @dataclass
 class _Run:
     start_urls: tuple[str, ...]
     started_at: float
+    settings: Settings
     task: asyncio.Task[None] | None = None
+    crawl_id: int | None = None  # its row in the crawl log, once made
     crawler: Crawler | None = None
     stats: CrawlStats | None = None
 
@@ -60,7 +68,7 @@ class CrawlManager:
         if self.running:
             raise Conflict("a crawl is already running: stop it first")
         self.last_error = None
-        run = _Run(batches[0], time.time())
+        run = _Run(batches[0], time.time(), settings)
         self._run = run
         run.task = asyncio.create_task(self._crawl_all(run, batches, settings, fresh))
 
@@ -100,6 +108,7 @@ class CrawlManager:
                     # is reached only when the operator listed it.
                     allow=settings.admin_targets,
                     trust_start_urls=False,
+                    on_begin=lambda crawl_id: setattr(run, "crawl_id", crawl_id),
                 )
                 self.pages_fetched_total += self.last_outcome.fetched
                 if run.crawler is not None and run.crawler.stop_requested:
@@ -125,24 +134,55 @@ class CrawlManager:
             "crawled": 0,
             "queued": 0,
             "errors": 0,
+            "ok": 0,
+            "failed": 0,
             "pages_per_second": 0.0,
+            "options": {k: getattr(run.settings, k) for k in OPTIONS} if run else {},
+            "fetching": "",
+            "last_errors": [],
+            "left": 0,
+            "eta_seconds": None,
+            "progress": 0.0,
             "outcome": None,
-            "crawl_id": None,
+            "crawl_id": run.crawl_id if run else None,
             "error": self.last_error,
         }
-        if stats is not None:
+        if run is not None and stats is not None:
             answer.update(
                 discovered=stats.discovered,
                 crawled=stats.fetched,
                 queued=stats.queued,
                 errors=stats.failed + stats.server_errors,
-                pages_per_second=round(stats.pages_per_second, 2) if self.running else 0.0,
+                ok=stats.ok,
+                failed=stats.failed,
+                last_errors=[{"url": u, "error": e} for u, e in reversed(stats.last_errors)],
             )
+            if self.running:
+                answer.update(fetching=stats.fetching, **estimate(stats, run.settings.max_pages))
         if not self.running and self.last_outcome is not None:
             o = self.last_outcome
             answer.update(
                 outcome=o.outcome,
                 crawl_id=o.crawl_id,
                 pages_per_second=round(o.pages_per_second, 2),
+                progress=1.0,
             )
         return answer
+
+
+def estimate(stats: CrawlStats, max_pages: int) -> dict[str, Any]:
+    """What is left of a running crawl: the pages it will still fetch (what is queued,
+    up to max_pages), the share done, and the seconds left at the rate so far.
+
+    Queued URLs are a floor: pages not fetched yet will link to more, so the
+    estimate grows while a site is being discovered and shrinks to the end.
+    """
+    rate = stats.pages_per_second
+    left = max(0, min(stats.queued, max_pages - stats.fetched))
+    done = stats.fetched + left
+    return {
+        "pages_per_second": round(rate, 2),
+        "left": left,
+        "progress": round(stats.fetched / done, 4) if done else 0.0,
+        "eta_seconds": round(left / rate) if rate > 0 else None,
+    }

@@ -15,14 +15,23 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
 
-from trawl.errors import Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
+from trawl.errors import ConfigError, Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
 from trawl.records import KEY_SCOPES, ApiKey
 from trawl.server import api_admin, auth
 from trawl.server.api_search import SORTS, run_search
 from trawl.server.charts import CHARTS, metric_chart
 from trawl.server.context import Context, context_of
 from trawl.server.errors import headers_for, status_for
+from trawl.settings import (
+    SCOPES,
+    SPEED_HELP,
+    SPEED_PRESETS,
+    Settings,
+    info,
+    speed_preset_help,
+)
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=FilePath(__file__).parent / "templates")
@@ -85,6 +94,7 @@ def home(
     filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}
     context: dict[str, Any] = {"q": q, "result": None, "error": None, "pages": [], **filters}
     context["sorts"] = SORTS
+    context["welcome"] = _index_is_empty(ctx)
     status = 200
     if q.strip():
         try:
@@ -106,6 +116,14 @@ def home(
             context["error"] = str(e)
             status = status_for(e) if status_for(e) != 500 else 400
     return _page(request, "search.html", context, status)
+
+
+def _index_is_empty(ctx: Context) -> bool:
+    """No page searchable yet (no index, or one with nothing in it): the first run."""
+    try:
+        return ctx.index.documents() == 0
+    except TrawlError:
+        return True
 
 
 MAX_PAGE = 1000
@@ -166,6 +184,28 @@ def login(request: Request, key: Annotated[str, Form(max_length=200)]) -> Respon
     return response
 
 
+@router.get(auth.SETUP_PATH, response_model=None)
+def setup(request: Request, token: Annotated[str, Query(max_length=200)] = "") -> Response:
+    """The link `trawl serve` prints on its first start: one login, then it is used up."""
+    ctx = context_of(request)
+    if not ctx.setup.redeem(token.strip()):
+        error = Unauthorized(
+            "this setup link has been used or has expired: log in with an API key"
+            " (trawl keys create), or restart trawl serve while no key exists for a new link"
+        )
+        return _page(request, "login.html", {"error": str(error)}, status_for(error))
+    with ctx.store() as store:
+        session_token, seconds = auth.setup_login(store, ctx.settings.session_hours)
+    message = (
+        "Logged in with the setup link. Add a site, then crawl it."
+        " To log in again later, create an API key below."
+    )
+    response = _back("/admin", message=message)
+    response.headers["Cache-Control"] = "no-store"
+    auth.set_session_cookie(response, request, session_token, seconds)
+    return response
+
+
 @router.post("/admin/logout", response_model=None)
 def logout(request: Request) -> Response:
     ctx = context_of(request)
@@ -214,7 +254,55 @@ def _admin_page(request: Request, ctx: Context, **extra: Any) -> HTMLResponse:
         history = store.crawls(20)
         keys = store.api_keys()
     context = {"sites": sites, "history": history, "keys": keys, "status": ctx.crawls.status()}
-    return _page(request, "admin.html", {**context, "scopes": KEY_SCOPES, **extra})
+    context["crawl_fields"] = crawl_fields(ctx.settings)
+    context["settings_now"] = ctx.settings
+    context["speeds"] = [(name, speed_preset_help(name)) for name in SPEED_PRESETS]
+    context["speed_help"] = SPEED_HELP
+    status = extra.pop("status_code", 200)
+    return _page(request, "admin.html", {**context, "scopes": KEY_SCOPES, **extra}, status)
+
+
+# The crawl form's options, as `trawl crawl` names them; the speed preset is apart.
+CRAWL_OPTIONS = ("scope", "max_pages", "max_depth", "delay", "render")
+
+
+def crawl_fields(settings: Settings) -> list[dict[str, Any]]:
+    """The crawl form's fields: each setting's name, help and bounds from the settings
+    table, and the value this server crawls with when the field is left alone."""
+    fields = []
+    for name in CRAWL_OPTIONS:
+        row = info(name)
+        value = getattr(settings, name)
+        kind = "select" if name == "scope" else "checkbox" if isinstance(value, bool) else "number"
+        fields.append(
+            {
+                "name": name,
+                "help": row.help,
+                "default": value,
+                "kind": kind,
+                "choices": SCOPES if name == "scope" else (),
+                "min": row.minimum,
+                "max": row.maximum,
+                "step": "any" if isinstance(value, float) else "1",
+            }
+        )
+    return fields
+
+
+def _crawl_options(form: dict[str, str], whole: bool) -> api_admin.CrawlIn:
+    """The crawl form as the API's options: an empty field is the server's setting, and
+    the render box says yes or no when the ``whole`` form was sent (an unticked box
+    sends nothing; a site's own Crawl button sends no options at all)."""
+    given: dict[str, Any] = {k: v.strip() for k, v in form.items() if v.strip()}
+    if whole:
+        given["render"] = bool(given.get("render"))
+    try:
+        return api_admin.CrawlIn.model_validate(given)
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in e.errors()
+        )
+        raise ConfigError(problems) from None
 
 
 @router.post("/admin/keys", response_model=None)
@@ -286,18 +374,38 @@ def admin_site_action(request: Request, host: str, action: str) -> Response:
 async def admin_start(
     request: Request,
     url: Annotated[str, Form(max_length=2048)] = "",
-    max_pages: Annotated[str, Form(max_length=10)] = "",
+    scope: Annotated[str, Form(max_length=20)] = "",
+    speed: Annotated[str, Form(max_length=20)] = "",
+    delay: Annotated[str, Form(max_length=20)] = "",
+    max_pages: Annotated[str, Form(max_length=20)] = "",
+    max_depth: Annotated[str, Form(max_length=20)] = "",
+    render: Annotated[str, Form(max_length=5)] = "",
+    options: Annotated[str, Form(max_length=5)] = "",
 ) -> Response:
+    """Start a crawl; a bad option shows the page again with the message, as a 4xx."""
     ctx = _admin(request)
     if not isinstance(ctx, Context):
         return ctx
+    form = {
+        "scope": scope,
+        "speed": speed,
+        "delay": delay,
+        "max_pages": max_pages,
+        "max_depth": max_depth,
+        "render": render,
+    }
     try:
-        options = api_admin.CrawlIn(
-            max_pages=int(max_pages) if max_pages.strip().isdigit() else None
-        )
-        starts = api_admin.start_crawl(ctx, [url] if url.strip() else [], options)
+        chosen = _crawl_options(form, whole=bool(options))
+        starts = api_admin.start_crawl(ctx, [url] if url.strip() else [], chosen)
     except (TrawlError, ValueError) as e:
-        return _back("/admin", error=str(e))
+        code = status_for(e) if isinstance(e, TrawlError) else 400
+        return _admin_page(
+            request,
+            ctx,
+            err=str(e)[:300],
+            form={"url": url, **form},
+            status_code=400 if code == 500 else code,
+        )
     return _back("/admin", message="crawl started: " + " ".join(starts))
 
 
