@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Literal, get_args
 
 
@@ -159,6 +160,10 @@ class PageRecord:
     modified_source: str | None = None  # "page", "sitemap" or "http"
     inlinks: int = 0  # links from other pages, counted when a crawl ends
     headers: tuple[tuple[str, str], ...] = ()  # the response's headers, as received
+    response_time: float | None = None  # seconds to the whole body; None: no response
+    size: int | None = None  # body bytes as received (before any rendering)
+    h1_count: int | None = None  # None: not parsed as HTML
+    in_sitemap: bool = False  # a sitemap of the crawl listed it
     # From the page itself, when it is saved (trawl.dedup, trawl.understand):
     text_hash: int | None = None  # exact duplicates: 63-bit hash of the text
     simhash: int | None = None  # near duplicates: 63-bit SimHash of word trigrams
@@ -315,8 +320,22 @@ ReportSort = Literal[
     "published",
     "modified",
     "fetched_at",
+    "response_time",
+    "size",
 ]
 REPORT_SORTS: tuple[ReportSort, ...] = get_args(ReportSort)
+
+
+@dataclass(frozen=True, slots=True)
+class IssueThresholds:
+    """Where the report's length, content and speed issues begin (settings report_*)."""
+
+    title_max: int = 60  # characters
+    title_min: int = 30
+    description_max: int = 155
+    description_min: int = 70
+    thin_words: int = 200
+    slow_seconds: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +347,8 @@ class ReportQuery:
     indexability: str = ""  # a label from understand/indexability
     lang: str = ""
     host: str = ""
+    issue: str = ""  # an Issue's name (store/issues.py): only the pages that have it
+    thresholds: IssueThresholds = field(default_factory=IssueThresholds)
     sort: str = "url"  # one of REPORT_SORTS; the store refuses others
     descending: bool = False
     limit: int = 100
@@ -354,6 +375,45 @@ class ReportRow:
     fetched_at: float
     content_type: str
     error: str | None
+    response_time: float | None
+    size: int | None
+
+
+class Change(StrEnum):
+    """How a page differs between two crawls of its site."""
+
+    NEW = "new"
+    GONE = "gone"
+    STATUS = "status"
+    TITLE = "title"
+    INDEXABILITY = "indexability"
+
+
+@dataclass(frozen=True, slots=True)
+class PageChange:
+    """One page of the crawl comparison: before (the earlier crawl) and after; None
+    on the side that did not see the page."""
+
+    url: str
+    status_before: int | None
+    status_after: int | None
+    title_before: str | None
+    title_after: str | None
+    indexability_before: str | None
+    indexability_after: str | None
+
+    @property
+    def changes(self) -> tuple[Change, ...]:
+        if self.status_before is None:
+            return (Change.NEW,)
+        if self.status_after is None:
+            return (Change.GONE,)
+        found = (
+            (Change.STATUS, self.status_before != self.status_after),
+            (Change.TITLE, self.title_before != self.title_after),
+            (Change.INDEXABILITY, self.indexability_before != self.indexability_after),
+        )
+        return tuple(change for change, differs in found if differs)
 
 
 @dataclass(frozen=True, slots=True)

@@ -245,6 +245,21 @@ class Settings:
         " (API, admin page, scheduled recrawls) may reach; any other private address is"
         " refused, start URLs included.",
     )
+    # Where the SEO report's issues begin (Screaming Frog's defaults).
+    report_title_max: int = _setting(60, "Report: titles longer than this many characters.", 1)
+    report_title_min: int = _setting(30, "Report: titles shorter than this many characters.")
+    report_description_max: int = _setting(
+        155, "Report: meta descriptions longer than this many characters.", 1
+    )
+    report_description_min: int = _setting(
+        70, "Report: meta descriptions shorter than this many characters."
+    )
+    report_thin_words: int = _setting(
+        200, "Report: indexable pages with fewer words than this are thin content."
+    )
+    report_slow_ms: float = _setting(
+        1000.0, "Report: pages whose response took longer than this many milliseconds."
+    )
 
     @property
     def sqlite_path(self) -> Path:

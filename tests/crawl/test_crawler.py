@@ -43,6 +43,9 @@ class RecordingSink:
     def skipped(self, item: CrawlUrl, reason: str) -> None:
         self.skips.append((item.url, reason))
 
+    def listed(self, urls: Sequence[str]) -> None:
+        pass
+
 
 async def crawl(
     start: str,

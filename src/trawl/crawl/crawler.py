@@ -78,6 +78,10 @@ class PageSink(Protocol):
 
     def skipped(self, item: CrawlUrl, reason: str) -> None: ...
 
+    def listed(self, urls: Sequence[str]) -> None:
+        """A sitemap lists ``urls`` (fetched, to be fetched, or out of scope)."""
+        ...
+
 
 @dataclass
 class CrawlStats:
@@ -488,6 +492,7 @@ class Crawler:
             if depth < MAX_INDEX_DEPTH:
                 todo.extend((child, depth + 1, True) for child in sitemap.children)
             self.stats.sitemap_urls += len(sitemap.entries)
+            self._sink.listed([e.url for e in sitemap.entries])
             if self._limits.max_depth < 1:
                 # A sitemap's URLs are one hop from the start, like its links.
                 if sitemap.entries:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 
 COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progress searchable
+MAX_LISTED = 500_000  # sitemap URLs kept in memory per crawl (about 60 MB at most)
 
 
 class PagePipeline:
@@ -66,6 +67,7 @@ class PagePipeline:
         self.not_indexed: Counter[str] = Counter()  # why fetched pages are not indexed
         self.renderer: Renderer | None = None  # set for the crawl when --render
         self.depth_cap: DepthCap | None = None  # set by a crawl that judges its caps
+        self._listed: set[str] = set()  # URLs the crawl's sitemaps list
 
     @property
     def indexed(self) -> int:
@@ -73,6 +75,18 @@ class PagePipeline:
 
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         self._store.frontier_add(self._crawl_id, items)
+
+    def listed(self, urls: Sequence[str]) -> None:
+        """Pages a sitemap lists: those saved already are marked now, the others as they
+        are saved (up to MAX_LISTED URLs kept in memory; past that, only the first)."""
+        room = MAX_LISTED - len(self._listed)
+        self._listed.update(urls[:room] if room > 0 else ())
+        self._store.mark_in_sitemap(self._crawl_id, urls)
+
+    def _save(self, record: PageRecord, links: Sequence[Link] = ()) -> None:
+        if record.url in self._listed:
+            record = replace(record, in_sitemap=True)
+        self._store.save_page(record, links, self._crawl_id)
 
     def request_headers(self, item: CrawlUrl) -> dict[str, str]:
         """Validators from the last crawl: an unchanged page answers 304 and costs no body."""
@@ -122,9 +136,9 @@ class PagePipeline:
         if self._store.threadsafe:
             # A network round trip or several (PostgreSQL): waited for in a thread,
             # so the event loop goes on fetching meanwhile.
-            await asyncio.to_thread(self._store.save_page, record, links, self._crawl_id)
+            await asyncio.to_thread(self._save, record, links)
         else:
-            self._store.save_page(record, links, self._crawl_id)
+            self._save(record, links)
         if not record.indexable and record.redirect_to is None:
             # A redirect is not a page lost: its target is crawled in its place.
             self.not_indexed[_not_indexed_reason(record)] += 1
@@ -150,13 +164,13 @@ class PagePipeline:
 
     def failed(self, item: CrawlUrl, error: str) -> None:
         # No response at all: kept like a server error, judged when the crawl ends.
-        self._store.save_page(failed_page(item, time.time(), error), (), self._crawl_id)
+        self._save(failed_page(item, time.time(), error))
         self._store.frontier_mark(self._crawl_id, item.url, "failed", error)
 
     def skipped(self, item: CrawlUrl, reason: str) -> None:
         if reason.startswith("robots.txt"):
             # Recorded as a page (label Blocked), and so out of the index.
-            self._store.save_page(blocked_page(item, time.time()), (), self._crawl_id)
+            self._save(blocked_page(item, time.time()))
             if self._index is not None:
                 self._index.delete(item.url)
         self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)

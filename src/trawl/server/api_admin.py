@@ -17,7 +17,7 @@ from trawl.extras import require
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.upkeep import evict
-from trawl.records import KEY_SCOPES, ApiKey, KeyScope, ReportQuery
+from trawl.records import KEY_SCOPES, ApiKey, KeyScope, PageChange, ReportQuery
 from trawl.server import auth, report
 from trawl.server.context import Context, context_of
 from trawl.settings import SCOPES, SPEED_HELP, SPEED_PRESETS, info
@@ -302,6 +302,55 @@ def report_pages_csv(request: Request, query: ReportQ) -> StreamingResponse:
             yield from report.report_csv(report.all_rows(store, query))
 
     return report.csv_response("crawl", report.REPORT_HEADER, rows())
+
+
+@router.get("/report/issues")
+def report_issues(request: Request) -> list[dict[str, Any]]:
+    """The issues overview: each issue's page count; ``/report/pages?issue=`` lists them."""
+    ctx = context_of(request)
+    with ctx.store() as store:
+        return report.issue_overview(store, ctx.settings)
+
+
+@router.get("/report/changes")
+def report_changes(
+    request: Request,
+    host: Annotated[str, Query(max_length=253)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+    per_page: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    """What changed on a site since its previous crawl: pages new, gone, or with another
+    status, title or indexability (``host`` empty: the first host crawled)."""
+    with context_of(request).store() as store:
+        host, before, after = report.compared(store, host)
+        total, rows = 0, list[PageChange]()
+        if before is not None and after is not None:
+            total, rows = store.report_changes(host, before, after, per_page, (page - 1) * per_page)
+    return {
+        "host": host,
+        "before": before,
+        "after": after,
+        "total": total,
+        "rows": [report.change_json(r) for r in rows],
+    }
+
+
+@router.get("/report/changes.csv")
+def report_changes_csv(
+    request: Request, host: Annotated[str, Query(max_length=253)] = ""
+) -> StreamingResponse:
+    """The crawl comparison as CSV, every row."""
+    ctx = context_of(request)
+    with ctx.store() as store:
+        host, before, after = report.compared(store, host)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        if before is None or after is None:
+            return
+        with ctx.store() as store:
+            yield from report.changes_csv(report.all_changes(store, host, before, after))
+
+    return report.csv_response("changes", report.CHANGES_HEADER, rows())
 
 
 @router.get("/report/page")

@@ -68,3 +68,41 @@ def metric_chart(name: str, samples: Sequence[Sample], statuses: Mapping[int, in
     }
     title, series = lines[name]
     return _line(title, samples, series)
+
+
+REPORT_CHARTS = ("status", "depth", "response_time")
+# Response time buckets (seconds): the last bar counts the pages past the last bound.
+RESPONSE_BOUNDS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
+
+
+def _bars(title: str, bars: Sequence[tuple[str, int]], x_title: str) -> str:
+    chart = pygal.Bar(
+        title=title,
+        style=CleanStyle,
+        show_legend=False,
+        x_title=x_title,
+        y_title="pages",
+        js=[],
+        disable_xml_declaration=True,
+        **_SIZE,
+    )
+    chart.x_labels = [label for label, _ in bars]
+    chart.add("pages", [count for _, count in bars])
+    return str(chart.render(is_unicode=True))
+
+
+def report_chart(
+    name: str,
+    statuses: Mapping[int, int],
+    depths: Mapping[int, int],
+    response_times: Sequence[int],
+) -> str:
+    """One chart of the SEO report (``name`` from REPORT_CHARTS), as an SVG document."""
+    if name == "status":
+        bars = [(f"{s:03d}" if s else "no response", n) for s, n in sorted(statuses.items())]
+        return _bars("Pages by HTTP status", bars, "status")
+    if name == "depth":
+        return _bars("Pages by depth", [(str(d), n) for d, n in sorted(depths.items())], "clicks")
+    labels = [f"≤ {b * 1000:g} ms" for b in RESPONSE_BOUNDS]
+    labels.append(f"> {RESPONSE_BOUNDS[-1] * 1000:g} ms")
+    return _bars("Pages by response time", list(zip(labels, response_times, strict=True)), "")

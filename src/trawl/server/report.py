@@ -9,36 +9,83 @@ from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import Query
+from fastapi import Query, Request
 from fastapi.responses import StreamingResponse
 
-from trawl.errors import NotFound
-from trawl.records import ExternalLink, PageRecord, ReportQuery, ReportRow, ReportSort
+from trawl.errors import NotFound, QueryError
+from trawl.records import (
+    ExternalLink,
+    IssueThresholds,
+    PageChange,
+    PageRecord,
+    ReportQuery,
+    ReportRow,
+    ReportSort,
+)
+from trawl.server.context import context_of
+from trawl.settings import Settings
 from trawl.store.base import Store
+from trawl.store.issues import ISSUE_SLUGS, Issue
+from trawl.understand.indexability import Indexability
 
 MAX_REDIRECT_HOPS = 20
 CSV_CHUNK = 1000
 
 
+def thresholds(settings: Settings) -> IssueThresholds:
+    """Where the report's issues begin, from the report_* settings."""
+    return IssueThresholds(
+        title_max=settings.report_title_max,
+        title_min=settings.report_title_min,
+        description_max=settings.report_description_max,
+        description_min=settings.report_description_min,
+        thin_words=settings.report_thin_words,
+        slow_seconds=settings.report_slow_ms / 1000,
+    )
+
+
+# The filter's choices are the stored labels themselves: a second list drifted once
+# ("Blocked" never matched "Blocked (robots)").
+INDEXABILITY_LABELS = tuple(label.value for label in Indexability)
+
+
+def checked_filters(indexability: str, issue: str) -> None:
+    """Refuse (400) a label or an issue the report does not know: an unknown one would
+    silently match nothing."""
+    if indexability and indexability not in INDEXABILITY_LABELS:
+        raise QueryError(f"indexability must be one of: {', '.join(INDEXABILITY_LABELS)}")
+    if issue and Issue.from_slug(issue) is None:
+        raise QueryError(f"issue must be one of: {', '.join(ISSUE_SLUGS)}")
+
+
 def report_query(
+    request: Request,
     q: Annotated[str, Query(max_length=500, description="Contained in URL or title.")] = "",
     status: Annotated[
         str, Query(pattern=r"^([1-5]xx|[0-9]{1,3})?$", description="200, or 2xx, 3xx, ...")
     ] = "",
-    indexability: Annotated[str, Query(max_length=40)] = "",
+    indexability: Annotated[
+        str, Query(max_length=40, description="An indexability label, such as Noindex.")
+    ] = "",
     lang: Annotated[str, Query(max_length=20)] = "",
     host: Annotated[str, Query(max_length=253)] = "",
+    issue: Annotated[
+        str, Query(max_length=40, description="Only pages with this issue (see /report/issues).")
+    ] = "",
     sort: ReportSort = "url",
     order: Literal["asc", "desc"] = "asc",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
     per_page: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> ReportQuery:
+    checked_filters(indexability, issue)
     return ReportQuery(
         text=q,
         status=status,
         indexability=indexability,
         lang=lang,
         host=host,
+        issue=issue,
+        thresholds=thresholds(context_of(request).settings),
         sort=sort,
         descending=order == "desc",
         limit=per_page,
@@ -117,9 +164,73 @@ REPORT_HEADER = tuple(f.name for f in fields(ReportRow))
 EXTERNAL_HEADER = tuple(f.name for f in fields(ExternalLink))
 
 
+def iso_time(seconds: float | None) -> str | None:
+    """Epoch seconds as the report's other dates read: ISO 8601, UTC."""
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+
+
 def report_csv(store_rows: Iterable[ReportRow]) -> Iterator[tuple[Any, ...]]:
     for r in store_rows:
-        yield tuple(getattr(r, name) for name in REPORT_HEADER)
+        yield tuple(
+            iso_time(r.fetched_at) if name == "fetched_at" else getattr(r, name)
+            for name in REPORT_HEADER
+        )
+
+
+def issue_overview(store: Store, settings: Settings) -> list[dict[str, Any]]:
+    """Every issue with its group, label and page count, in declaration order."""
+    counts = store.report_issue_counts(thresholds(settings))
+    return [
+        {"issue": i.slug, "group": i.group, "label": i.label, "pages": counts[i]} for i in Issue
+    ]
+
+
+CHANGES_HEADER = (
+    "url",
+    "changes",
+    "status_before",
+    "status_after",
+    "title_before",
+    "title_after",
+    "indexability_before",
+    "indexability_after",
+)
+
+
+def change_json(change: PageChange) -> dict[str, Any]:
+    return {**asdict(change), "changes": [c.value for c in change.changes]}
+
+
+def changes_csv(rows: Iterable[PageChange]) -> Iterator[tuple[Any, ...]]:
+    for c in rows:
+        row = change_json(c)
+        yield tuple(" ".join(row[h]) if h == "changes" else row[h] for h in CHANGES_HEADER)
+
+
+def compared(store: Store, host: str) -> tuple[str, int | None, int | None]:
+    """The host to compare (the first one with snapshots when none is given) and its
+    last two crawls; NotFound for a host no crawl has seen."""
+    hosts = store.history_hosts()
+    if not host:
+        host = hosts[0] if hosts else ""
+    elif host not in hosts:
+        raise NotFound(f"no crawl of {host!r} to compare")
+    if not host:
+        return "", None, None
+    after, before = store.compared_crawls(host)
+    return host, before, after
+
+
+def all_changes(store: Store, host: str, before: int, after: int) -> Iterator[PageChange]:
+    offset = 0
+    while True:
+        _, rows = store.report_changes(host, before, after, CSV_CHUNK, offset)
+        yield from rows
+        if len(rows) < CSV_CHUNK:
+            return
+        offset += CSV_CHUNK
 
 
 def external_csv(rows: Iterable[ExternalLink]) -> Iterator[tuple[Any, ...]]:
@@ -161,6 +272,10 @@ def page_details(store: Store, url: str) -> dict[str, Any]:
         "modified": record.modified.isoformat() if record.modified else None,
         "modified_source": record.modified_source,
         "fetched_at": datetime.fromtimestamp(record.fetched_at, UTC).isoformat(),
+        "response_time": record.response_time,
+        "size": record.size,
+        "h1_count": record.h1_count,
+        "in_sitemap": record.in_sitemap,
         "headers": [list(h) for h in record.headers],
         "links_out": [asdict(link) for link in store.links_from(url)],
         "links_in": [asdict(i) for i in inlinks],

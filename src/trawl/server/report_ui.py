@@ -10,11 +10,13 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from trawl.errors import TrawlError
-from trawl.records import REPORT_SORTS, ReportQuery
+from trawl.errors import NotFound, TrawlError
+from trawl.records import REPORT_SORTS, PageChange, ReportQuery
 from trawl.server import api_admin, report
+from trawl.server.charts import REPORT_CHARTS, RESPONSE_BOUNDS, report_chart
 from trawl.server.context import Context
-from trawl.server.ui import _admin, _back, _error_page, _page
+from trawl.server.ui import CHART_CSP, _admin, _back, _error_page, _page
+from trawl.store.issues import Issue
 
 router = APIRouter(include_in_schema=False)
 
@@ -29,6 +31,7 @@ def admin_report(
     status: Annotated[str, Query(max_length=3)] = "",
     indexability: Annotated[str, Query(max_length=40)] = "",
     lang: Annotated[str, Query(max_length=20)] = "",
+    issue: Annotated[str, Query(max_length=40)] = "",
     sort: Annotated[str, Query(max_length=20)] = "url",
     order: Annotated[str, Query(max_length=4)] = "asc",
     page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
@@ -36,6 +39,10 @@ def admin_report(
     ctx = _admin(request)
     if not isinstance(ctx, Context):
         return ctx
+    try:
+        report.checked_filters(indexability, issue)
+    except TrawlError as e:
+        return _error_page(request, e)
     sort = sort if sort in REPORT_SORTS else "url"
     per_page = 100
     query = ReportQuery(
@@ -43,6 +50,8 @@ def admin_report(
         status=status,
         indexability=indexability,
         lang=lang,
+        issue=issue,
+        thresholds=report.thresholds(ctx.settings),
         sort=sort,
         descending=order == "desc",
         limit=per_page,
@@ -50,7 +59,14 @@ def admin_report(
     )
     with ctx.store() as store:
         total, rows = store.report_pages(query)
-    filters = {"q": q, "status": status, "indexability": indexability, "lang": lang}
+        issues = report.issue_overview(store, ctx.settings)
+    filters = {
+        "q": q,
+        "status": status,
+        "indexability": indexability,
+        "lang": lang,
+        "issue": issue,
+    }
     kept = {k: v for k, v in filters.items() if v}
 
     def link(**changes: Any) -> str:
@@ -60,6 +76,7 @@ def admin_report(
         flip = "desc" if column == sort and order == "asc" else "asc"
         return "?" + urlencode({**kept, "sort": column, "order": flip})
 
+    chosen = Issue.from_slug(issue)
     return _page(
         request,
         "report.html",
@@ -74,22 +91,71 @@ def admin_report(
             "sort_link": sort_link,
             "csv_link": "/api/admin/report/pages.csv?"
             + urlencode({**kept, "sort": sort, "order": order}),
-            "labels": INDEXABILITY_LABELS,
+            "labels": report.INDEXABILITY_LABELS,
+            "issues": issues,
+            "issue_label": chosen.label if chosen else "",
+            "charts": REPORT_CHARTS,
             **filters,
         },
     )
 
 
-INDEXABILITY_LABELS = (
-    "Indexable",
-    "Redirected",
-    "Client Error",
-    "Server Error",
-    "Error",
-    "Blocked",
-    "Noindex",
-    "Canonicalised",
-)
+@router.get("/admin/report/charts/{name}.svg", response_model=None)
+def admin_report_chart(request: Request, name: str) -> Response:
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    if name not in REPORT_CHARTS:
+        return _error_page(request, NotFound(f"no chart {name!r}"))
+    with ctx.store() as store:
+        svg = report_chart(
+            name,
+            store.status_counts() if name == "status" else {},
+            store.depth_counts() if name == "depth" else {},
+            store.response_time_counts(RESPONSE_BOUNDS) if name == "response_time" else [],
+        )
+    headers = {"Content-Security-Policy": CHART_CSP, "Cache-Control": "no-store"}
+    return Response(svg, media_type="image/svg+xml", headers=headers)
+
+
+@router.get("/admin/report/changes", response_class=HTMLResponse, response_model=None)
+def admin_changes(
+    request: Request,
+    host: Annotated[str, Query(max_length=253)] = "",
+    page: Annotated[int, Query(ge=1, le=1_000_000)] = 1,
+) -> Response:
+    """What changed on a site since its previous crawl."""
+    ctx = _admin(request)
+    if not isinstance(ctx, Context):
+        return ctx
+    per_page = 100
+    try:
+        with ctx.store() as store:
+            hosts = store.history_hosts()
+            host, before, after = report.compared(store, host)
+            total, rows = 0, list[PageChange]()
+            if before is not None and after is not None:
+                total, rows = store.report_changes(
+                    host, before, after, per_page, (page - 1) * per_page
+                )
+    except TrawlError as e:
+        return _error_page(request, e)
+    return _page(
+        request,
+        "changes.html",
+        {
+            "hosts": hosts,
+            "host": host,
+            "before": before,
+            "after": after,
+            "rows": rows,
+            "total": total,
+            "page": page,
+            "last_page": max(1, math.ceil(total / per_page)),
+            "link": lambda n: "?" + urlencode({"host": host, "page": n}),
+            "csv_link": "/api/admin/report/changes.csv?" + urlencode({"host": host}),
+        },
+    )
 
 
 @router.get("/admin/report/url", response_class=HTMLResponse, response_model=None)

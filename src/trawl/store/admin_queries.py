@@ -22,12 +22,15 @@ from trawl.records import (
     ExternalLink,
     HeaderCheck,
     Inlink,
+    IssueThresholds,
     KeyScope,
+    PageChange,
     ReportQuery,
     ReportRow,
     ResourceCheck,
 )
 from trawl.store.database import Database
+from trawl.store.issues import Issue
 
 # Which link occurrences are resources worth a header check: every URL-bearing
 # element but anchors, and <link> only with a rel that makes the browser load it
@@ -64,7 +67,12 @@ class AdminQueries:
                 " RETURNING url",
                 _site_patterns(host),
             )
-            return [u for (u,) in rows]
+            urls = [u for (u,) in rows]
+            self._db.execute(
+                "DELETE FROM page_history WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'",
+                _site_patterns(host),
+            )
+            return urls
 
     def site_pages(self, host: str) -> list[str] | None:
         """The URLs ``delete_site`` would remove (None: no such site), removing nothing."""
@@ -177,6 +185,11 @@ class AdminQueries:
         # the column's index, read forwards or backwards, and LIMIT stops the scan early.
         direction = "DESC" if query.descending else "ASC"
         order = f"{query.sort} {direction}, id {direction}"
+        if query.sort in _NULLABLE_SORTS:
+            # Missing values sort as the smallest on both stores (SQLite's way; PostgreSQL
+            # would put them first in a descending sort).
+            order = f"{query.sort} {direction} NULLS {'LAST' if query.descending else 'FIRST'}"
+            order += f", id {direction}"
         rows = self._db.execute(
             f"SELECT {_REPORT_COLUMNS} FROM pages{where} ORDER BY {order}"  # noqa: S608
             " LIMIT ? OFFSET ?",
@@ -257,6 +270,78 @@ class AdminQueries:
         rows = self._db.execute("SELECT status, count(*) FROM pages GROUP BY status")
         return {int(s): int(n) for s, n in rows}
 
+    def depth_counts(self) -> dict[int, int]:
+        rows = self._db.execute("SELECT depth, count(*) FROM pages GROUP BY depth")
+        return {int(d): int(n) for d, n in rows}
+
+    def response_time_counts(self, bounds: Sequence[float]) -> list[int]:
+        """Pages with a response by time: one count per bucket up to each of the sorted
+        ``bounds`` (seconds), and one past the last."""
+        cases = " ".join(f"WHEN response_time <= ? THEN {i}" for i in range(len(bounds)))
+        rows = self._db.execute(
+            f"SELECT CASE {cases} ELSE {len(bounds)} END AS bucket, count(*)"  # noqa: S608
+            " FROM pages WHERE response_time IS NOT NULL GROUP BY bucket",
+            tuple(bounds),
+        )
+        counts = [0] * (len(bounds) + 1)
+        for bucket, n in rows:
+            counts[int(bucket)] = int(n)
+        return counts
+
+    # -- the report's issues, sitemaps and crawl comparison ---------------------
+
+    def report_issue_counts(self, thresholds: IssueThresholds) -> dict[Issue, int]:
+        """How many pages have each issue, in one scan of the table."""
+        sums = ", ".join(f"sum(CASE WHEN {issue.condition} THEN 1 ELSE 0 END)" for issue in Issue)
+        params = tuple(p for issue in Issue for p in issue.params(thresholds))
+        row = self._db.execute(f"SELECT {sums} FROM pages", params).fetchone()  # noqa: S608
+        return {issue: int(n or 0) for issue, n in zip(Issue, row, strict=True)}
+
+    def mark_in_sitemap(self, crawl_id: int, urls: Sequence[str]) -> None:
+        """A sitemap lists ``urls``: those this crawl has saved say so."""
+        with self._transaction():
+            self._db.executemany(
+                "UPDATE pages SET in_sitemap = 1 WHERE url = ? AND crawl_id = ?",
+                [(u, crawl_id) for u in urls],
+            )
+
+    def compared_crawls(self, host: str) -> tuple[int | None, int | None]:
+        """The host's last crawl with a snapshot and the one before it (None: none)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT crawl_id FROM page_history WHERE host = ?"
+            " ORDER BY crawl_id DESC LIMIT 2",
+            (host,),
+        ).fetchall()
+        ids = [int(r[0]) for r in rows]
+        return (ids[0] if ids else None), (ids[1] if len(ids) > 1 else None)
+
+    def history_hosts(self) -> list[str]:
+        rows = self._db.execute("SELECT DISTINCT host FROM page_history ORDER BY host")
+        return [h for (h,) in rows]
+
+    def report_changes(
+        self, host: str, before: int, after: int, limit: int = 100, offset: int = 0
+    ) -> tuple[int, list[PageChange]]:
+        """What changed on ``host`` from crawl ``before`` to crawl ``after``: pages new,
+        gone, or with another status, title or indexability; by URL."""
+        where = (
+            " WHERE a.url IS NULL OR b.url IS NULL OR a.status != b.status"
+            " OR a.title != b.title OR coalesce(a.indexability, '') != coalesce(b.indexability, '')"
+        )
+        join = (
+            " FROM (SELECT * FROM page_history WHERE crawl_id = ? AND host = ?) b"
+            " FULL OUTER JOIN (SELECT * FROM page_history WHERE crawl_id = ? AND host = ?) a"
+            " ON a.url = b.url"
+        )
+        params = (before, host, after, host)
+        total = self._db.execute(f"SELECT count(*){join}{where}", params).fetchone()[0]
+        rows = self._db.execute(
+            "SELECT coalesce(a.url, b.url) AS u, b.status, a.status, b.title, a.title,"
+            f" b.indexability, a.indexability{join}{where} ORDER BY u LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+        return int(total), [PageChange(*r) for r in rows]
+
     def resources(
         self, *, broken_only: bool = False, limit: int = 100, offset: int = 0
     ) -> list[ResourceCheck]:
@@ -277,6 +362,9 @@ class AdminQueries:
         return [u for (u,) in rows]
 
 
+_NULLABLE_SORTS = frozenset(
+    {"indexability", "lang", "published", "modified", "response_time", "size"}
+)
 _KEY_COLUMNS = "id, name, created_at, last_used, scopes, expires_at"
 
 
@@ -288,7 +376,8 @@ def _api_key(row: Sequence[Any]) -> ApiKey:
 
 _REPORT_COLUMNS = (
     "url, status, indexability, title, word_count, depth, inlinks, redirect_to, canonical,"
-    " lang, published, modified, modified_source, fetched_at, content_type, error"
+    " lang, published, modified, modified_source, fetched_at, content_type, error,"
+    " response_time, size"
 )
 # A link is external when its target's authority (host and port) is not its page's.
 # Normalised URLs always read scheme://authority/..., so "authority/" is cut out by text.
@@ -324,6 +413,12 @@ def _report_filters(query: ReportQuery) -> tuple[str, tuple[Any, ...]]:
     elif status.isdigit():
         clauses.append("status = ?")
         params.append(int(status))
+    if query.issue:
+        issue = Issue.from_slug(query.issue)
+        if issue is None:
+            raise StoreError(f"no issue {query.issue!r}")
+        clauses.append(f"({issue.condition})")
+        params += issue.params(query.thresholds)
     for column, value in (
         ("indexability", query.indexability),
         ("lang", query.lang),

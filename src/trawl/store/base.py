@@ -28,8 +28,10 @@ from trawl.records import (
     HeaderCheck,
     HostTally,
     Inlink,
+    IssueThresholds,
     KeyScope,
     Link,
+    PageChange,
     PageRecord,
     PageSignals,
     ReportQuery,
@@ -37,6 +39,7 @@ from trawl.records import (
     ResourceCheck,
     Site,
 )
+from trawl.store.issues import Issue
 
 
 class Store(Protocol):
@@ -250,6 +253,22 @@ class Store(Protocol):
     def save_header_checks(self, checks: Sequence[HeaderCheck]) -> None: ...
 
     def status_counts(self) -> dict[int, int]: ...
+
+    def depth_counts(self) -> dict[int, int]: ...
+
+    def response_time_counts(self, bounds: Sequence[float]) -> list[int]: ...
+
+    def report_issue_counts(self, thresholds: IssueThresholds) -> dict[Issue, int]: ...
+
+    def mark_in_sitemap(self, crawl_id: int, urls: Sequence[str]) -> None: ...
+
+    def compared_crawls(self, host: str) -> tuple[int | None, int | None]: ...
+
+    def history_hosts(self) -> list[str]: ...
+
+    def report_changes(
+        self, host: str, before: int, after: int, limit: int = 100, offset: int = 0
+    ) -> tuple[int, list[PageChange]]: ...
 
     # -- resource checks (images, scripts, stylesheets... of crawled pages)
     def resource_urls(self, crawl_id: int, limit: int) -> list[str]:

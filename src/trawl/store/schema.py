@@ -192,6 +192,26 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE pages ADD COLUMN sections TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE pages ADD COLUMN aside TEXT NOT NULL DEFAULT '';
     """,
+    # 11: the SEO report: response time and size, H1 count, sitemap membership, and each
+    #    crawl's view of its pages (status, title, indexability) for crawl comparison.
+    """
+    ALTER TABLE pages ADD COLUMN response_time REAL;     -- seconds, NULL: no response
+    ALTER TABLE pages ADD COLUMN size INTEGER;           -- body bytes as received
+    ALTER TABLE pages ADD COLUMN h1_count INTEGER;       -- NULL: not parsed as HTML
+    ALTER TABLE pages ADD COLUMN in_sitemap INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX pages_response_time ON pages(response_time);
+    CREATE INDEX pages_size ON pages(size);
+    CREATE TABLE page_history (
+        crawl_id      INTEGER NOT NULL,
+        url           TEXT NOT NULL,
+        host          TEXT NOT NULL,
+        status        INTEGER NOT NULL,
+        title         TEXT NOT NULL DEFAULT '',
+        indexability  TEXT,
+        PRIMARY KEY (crawl_id, url)
+    ) WITHOUT ROWID;
+    CREATE INDEX page_history_host ON page_history(host, crawl_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -44,7 +44,8 @@ _PAGE_COLUMNS = (
     "url, host, status, depth, fetched_at, content_type, title, description, headings,"
     " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
     " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
-    " inlinks, text_hash, simhash, quality, community, headers, sections, aside"
+    " inlinks, text_hash, simhash, quality, community, headers, sections, aside,"
+    " response_time, size, h1_count, in_sitemap"
 )
 # Written only by the batch step after a crawl (save_signals): saving a page again keeps them.
 _SIGNAL_COLUMNS = "authority, scored, duplicate_of, canonical_reason, discussed_on"
@@ -116,6 +117,8 @@ class SQLiteStore(FrontierQueries, AdminQueries):
                 self._db.execute(
                     "UPDATE pages SET crawl_id = ? WHERE crawl_id = ?", (crawl_id, resumed_from)
                 )
+                # The run cut short is not a crawl of its own to compare with.
+                self._db.execute("DELETE FROM page_history WHERE crawl_id = ?", (resumed_from,))
         return crawl_id
 
     def finish_crawl(
@@ -128,19 +131,38 @@ class SQLiteStore(FrontierQueries, AdminQueries):
         skipped: Mapping[str, int] | None = None,
         samples: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
-        self._db.execute(
-            "UPDATE crawls SET finished_at = ?, pages_ok = ?, pages_failed = ?, outcome = ?,"
-            " skipped = ?, samples = ? WHERE id = ?",
-            (
-                time.time(),
-                pages_ok,
-                pages_failed,
-                outcome,
-                json.dumps(dict(skipped or {})),
-                json.dumps({k: list(v) for k, v in (samples or {}).items()}),
-                crawl_id,
-            ),
-        )
+        """Close the run's log row, and keep what it saw of each page (status, title,
+        indexability) for the report's crawl comparison: this run's and the one before
+        it, per host; older snapshots go."""
+        with self._transaction():
+            self._db.execute(
+                "UPDATE crawls SET finished_at = ?, pages_ok = ?, pages_failed = ?, outcome = ?,"
+                " skipped = ?, samples = ? WHERE id = ?",
+                (
+                    time.time(),
+                    pages_ok,
+                    pages_failed,
+                    outcome,
+                    json.dumps(dict(skipped or {})),
+                    json.dumps({k: list(v) for k, v in (samples or {}).items()}),
+                    crawl_id,
+                ),
+            )
+            self._db.execute(
+                "INSERT INTO page_history (crawl_id, url, host, status, title, indexability)"
+                " SELECT crawl_id, url, host, status, title, indexability FROM pages"
+                " WHERE crawl_id = ? ON CONFLICT (crawl_id, url) DO UPDATE SET"
+                " status = excluded.status, title = excluded.title,"
+                " indexability = excluded.indexability",
+                (crawl_id,),
+            )
+            self._db.execute(
+                "DELETE FROM page_history WHERE host IN"
+                " (SELECT h.host FROM page_history h WHERE h.crawl_id = ?)"
+                " AND crawl_id < (SELECT max(p.crawl_id) FROM page_history p"
+                " WHERE p.host = page_history.host AND p.crawl_id < ?)",
+                (crawl_id, crawl_id),
+            )
 
     def interrupt_running(self) -> int:
         """Mark runs that never finished (killed) as interrupted; return how many.
@@ -492,6 +514,10 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         json.dumps([list(h) for h in r.headers], ensure_ascii=False),
         sections_json(r.sections),
         r.aside,
+        r.response_time,
+        r.size,
+        r.h1_count,
+        int(r.in_sitemap),
     )
 
 
@@ -536,11 +562,15 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         headers=tuple((k, v) for k, v in json.loads(row[29])),
         sections=sections_from_json(row[30]),
         aside=row[31],
-        authority=row[32],
-        scored=bool(row[33]),
-        duplicate_of=row[34],
-        canonical_reason=row[35],
-        discussed_on=_discussions(row[36]),
+        response_time=row[32],
+        size=row[33],
+        h1_count=row[34],
+        in_sitemap=bool(row[35]),
+        authority=row[36],
+        scored=bool(row[37]),
+        duplicate_of=row[38],
+        canonical_reason=row[39],
+        discussed_on=_discussions(row[40]),
     )
 
 

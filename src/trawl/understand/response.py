@@ -44,6 +44,8 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
         fetched_at=result.fetched_at,
         content_type=result.content_type,
         headers=result.headers,
+        response_time=result.elapsed,
+        size=_size(result),
     )
     location = result.location
     if location is not None:
@@ -87,6 +89,7 @@ def understand_page(
         title=parsed.title,
         description=parsed.description,
         headings=parsed.h1 + parsed.h2,
+        h1_count=len(parsed.h1),
         text=parsed.text,
         sections=parsed.sections,
         aside=parsed.aside,
@@ -127,7 +130,25 @@ def failed_page(item: CrawlUrl, fetched_at: float, error: str) -> PageRecord:
 
 def _unfetched(item: CrawlUrl, fetched_at: float) -> PageRecord:
     host = urlsplit(item.url).hostname or ""
-    return PageRecord(url=item.url, host=host, status=0, depth=item.depth, fetched_at=fetched_at)
+    return PageRecord(
+        url=item.url,
+        host=host,
+        status=0,
+        depth=item.depth,
+        fetched_at=fetched_at,
+    )
+
+
+def _size(result: FetchResult) -> int:
+    """The body's bytes, or what Content-Length declares when the body was not read (a
+    file type the crawler does not parse); 0 when neither says."""
+    if result.body:
+        return len(result.body)
+    declared = (result.header("content-length") or "").strip()
+    # ASCII digits only, and few: a hostile header must not raise or cost a huge int.
+    if declared.isascii() and declared.isdigit() and len(declared) <= 15:
+        return int(declared)
+    return 0
 
 
 def _labelled(record: PageRecord, *, noindex: bool = False) -> PageRecord:
