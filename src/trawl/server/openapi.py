@@ -47,6 +47,13 @@ _CONFLICTS = (
 )
 
 
+# Operations that name something which may not exist (a page, a host to compare).
+_NOT_FOUND = (
+    "/api/admin/report/page",
+    "/api/admin/report/links.csv",
+    "/api/admin/report/changes",
+    "/api/admin/report/changes.csv",
+)
 _SEARCHES = ("/api/search", "/api/suggest")  # the search key and rate limit apply to both
 
 
@@ -60,7 +67,7 @@ def _statuses(path: str, method: str, op: dict[str, Any], search_key: bool) -> l
         codes += ["401", "403", "429"]
     if path in _SEARCHES:
         codes.append("429")
-    if "{" in path or path in ("/api/admin/report/page", "/api/admin/report/links.csv"):
+    if "{" in path or path in _NOT_FOUND:
         codes.append("404")
     if method == "post" and path in ("/api/admin/crawls", "/api/admin/recrawl"):
         codes.append("404")  # no enabled site to crawl
