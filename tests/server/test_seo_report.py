@@ -235,7 +235,8 @@ def test_every_issue_is_counted_and_listed(report: Report) -> None:
 
 
 def test_the_report_page_links_each_issue_to_its_list(report: Report) -> None:
-    page = report.get("/admin/report").text
+    assert 'href="/admin/report/issues"' in report.get("/admin/report").text
+    page = report.get("/admin/report/issues").text
     for issue, paths in EXPECTED.items():
         row = re.search(rf'data-issue="{issue.slug}">(.*?)</tr>', page, re.S)
         assert row is not None, issue
