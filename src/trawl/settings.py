@@ -143,7 +143,7 @@ class Settings:
         0.3, "Pseudo-relevance feedback: a feedback term's weight against a typed word.", 0, 1
     )
     soft_and_share: float = _setting(
-        1.0,
+        0.7,
         "Share of a query's word weight (IDF) a page must hold to be among the first matches;"
         " 1: every word that counts.",
         0,

@@ -159,13 +159,39 @@ def test_soft_and_lets_a_page_miss_a_light_word(tmp_path: Path) -> None:
     writer.close()
     reader = IndexReader(settings.index_path)
     narrow = settings.replace(rerank_depth=10)
-    strict = rank(reader, "cars overtake oncoming", narrow, limit=10)
+    strict = rank(reader, "cars overtake oncoming", narrow.replace(soft_and_share=1.0), limit=10)
     soft = rank(reader, "cars overtake oncoming", narrow.replace(soft_and_share=0.6), limit=10)
     # Strictly, sixteen long pages hold all three and fill the ranking depth: the short page
     # about overtaking, missing only the light word "cars", is never seen. Softly it is
     # matched in the first step, and its two rare words put it first.
     assert "overtake" not in [h.url.rsplit("/", 1)[1] for _, h in strict.hits]
     assert soft.hits[0][1].url.endswith("/overtake")
+
+
+def test_coverage_still_orders_a_soft_ands_matches(tmp_path: Path) -> None:
+    # A soft AND's first step holds pages missing a word: that is no reason to stop
+    # counting words. The page saying "overtake" and "oncoming" over and over, without
+    # "cars", must not pass the page holding all three.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    pages = {
+        "repeats": "overtake overtake overtake oncoming oncoming oncoming lane",
+        "answer": "cars overtake on the oncoming lane when the road is free",
+        **{f"cars{i}": f"cars park on street {i}" for i in range(6)},
+        **{f"other{i}": f"something else entirely {i}" for i in range(40)},
+    }
+    for path, text in pages.items():
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    soft = settings.replace(soft_and_share=0.6)
+    found = rank(reader, "cars overtake oncoming", soft, limit=10)
+    assert [h.url.rsplit("/", 1)[1] for _, h in found.hits][:2] == ["answer", "repeats"]
 
 
 def test_feedback_adds_the_terms_the_best_pages_share(tmp_path: Path) -> None:

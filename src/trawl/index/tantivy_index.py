@@ -350,7 +350,9 @@ class Candidate(NamedTuple):
 class IndexResults:
     total: int
     addresses: tuple[tuple[float, Any], ...]  # (score, engine address), best first
-    complete: int = 0  # how many leading addresses are known to hold every query word
+    # How many leading addresses are known to hold every query word; None: not known
+    # (a soft AND's first step), each page's words tell.
+    complete: int | None = 0
 
 
 class IndexReader:

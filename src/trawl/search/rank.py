@@ -63,17 +63,21 @@ def coverage_applies(shape: QueryShape, weights: RankWeights) -> bool:
 
 
 def pages_needed(
-    candidates: Sequence[Candidate], complete: int, shape: QueryShape, weights: RankWeights
+    candidates: Sequence[Candidate],
+    complete: int | None,
+    shape: QueryShape,
+    weights: RankWeights,
 ) -> list[int]:
     """Positions of the candidates whose stored page scoring needs; the first ``complete``
-    hold every query word."""
-    covering = coverage_applies(shape, weights) and complete > 0
+    hold every query word (None: not known of any, as after a soft AND)."""
+    covering = coverage_applies(shape, weights) and complete != 0
+    known = complete or 0
     size = len(shape.joined)
     navigational = weights.navigational > 0
     return [
         position
         for position, candidate in enumerate(candidates)
-        if (covering and position >= complete)
+        if (covering and position >= known)
         # Exact and home-page tests look for the joined words in the host or path.
         or ((size > 2 or (navigational and candidate.home)) and 0 < size <= candidate.name_chars)
     ]
@@ -81,12 +85,13 @@ def pages_needed(
 
 def rerank(
     candidates: Sequence[Candidate],
-    complete: int,
+    complete: int | None,
     pages: Mapping[int, IndexHit],
     shape: QueryShape,
     weights: RankWeights,
 ) -> list[tuple[float, int]]:
-    """(score, position in ``candidates``), best first; the first ``complete`` hold every word.
+    """(score, position in ``candidates``), best first; the first ``complete`` hold every word
+    (None: not known of any: each page's own words tell).
 
     ``pages`` holds the stored page of every candidate ``pages_needed`` named.
     """
@@ -102,18 +107,26 @@ def rerank(
     # No page holds every word: BM25 already weighs the words each holds by their rarity,
     # and counting them instead lets a page with two common words pass one with the rare one
     # (CACM nDCG@10 0.478 -> 0.490; the golden set unchanged).
-    covering = coverage_applies(shape, weights) and complete > 0
     counted = [i for i, c in enumerate(shape.counted) if c]
+    shares: dict[int, float] = {}
+    if coverage_applies(shape, weights) and complete != 0:
+        known = complete or 0
+        for position, stored in pages.items():
+            if position >= known:
+                terms = stored.terms
+                matched = sum(1 for i in counted if _covers(terms, shape.lookups[i], shape, i))
+                shares[position] = matched / len(counted)
+        # A soft AND's matches: coverage counts only when some page holds every word.
+        if complete is None and not any(share == 1 for share in shares.values()):
+            shares.clear()
     scored: list[tuple[int, float, int]] = []
     for position, candidate in enumerate(candidates):
         score = candidate.score
         nav = navigational and candidate.title_key == title_key
         page = pages.get(position)
         if page is not None:
-            if covering and position >= complete:
-                terms = page.terms
-                matched = sum(1 for i in counted if _covers(terms, shape.lookups[i], shape, i))
-                score *= (matched / len(counted)) ** weights.coverage_power
+            if position in shares:
+                score *= shares[position] ** weights.coverage_power
             host = page.host.lower()
             if len(joined) > 2 and host:
                 path = urlsplit(page.url).path.lower()

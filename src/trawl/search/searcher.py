@@ -276,7 +276,7 @@ def _cascade(
     if every_word:
         first = reader.search(steps[0], filters, boosts, limit=depth, by_date=by_date)
         if first.total >= depth:
-            return replace(first, complete=len(first.addresses) if planned.strict else 0)
+            return replace(first, complete=len(first.addresses) if planned.strict else None)
     wider = reader.search(steps[1], filters, boosts, limit=depth, by_date=by_date)
     if wider.total == 0 and len(steps) > 2:
         return reader.search(steps[2], filters, boosts, limit=depth, by_date=by_date)
@@ -286,7 +286,7 @@ def _cascade(
     merged = first.addresses + tuple(
         p for p in wider.addresses if (p[1].segment_ord, p[1].doc) not in seen
     )
-    complete = len(first.addresses) if planned.strict else 0
+    complete = len(first.addresses) if planned.strict else None
     return IndexResults(wider.total, merged[:depth], complete=complete)
 
 
