@@ -194,6 +194,33 @@ def test_coverage_still_orders_a_soft_ands_matches(tmp_path: Path) -> None:
     assert [h.url.rsplit("/", 1)[1] for _, h in found.hits][:2] == ["answer", "repeats"]
 
 
+def test_a_page_with_only_common_words_is_no_match(tmp_path: Path) -> None:
+    # "lane" is on most pages: a page holding it and not "trucks" is not an answer to
+    # "trucks lane", however often it says "lane". With no page holding the rare word,
+    # the common one still finds pages.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    pages = {
+        "trucks": "trucks may not enter here",
+        **{f"lane{i}": f"lane lane lane change {i}" for i in range(20)},
+        **{f"other{i}": f"something else entirely {i}" for i in range(9)},
+    }
+    for path, text in pages.items():
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    found = rank(reader, "trucks lane", settings, limit=30)
+    assert [h.url.rsplit("/", 1)[1] for _, h in found.hits] == ["trucks"]
+    assert found.total == 1
+    unknown = rank(reader, "qqqzzzx lane", settings.replace(typo_tolerance=False), limit=30)
+    assert unknown.total == 20
+
+
 def test_feedback_adds_the_terms_the_best_pages_share(tmp_path: Path) -> None:
     # Pages about teleporting say "jam" and "gridlock"; one page says only "gridlock jam".
     # Asked "teleport", feedback finds that page through the words the best pages share.

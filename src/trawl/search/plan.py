@@ -180,6 +180,28 @@ def soft_and(
     return replace(planned, steps=steps, positions=(), strict=strict)
 
 
+def rare_word_needed(planned: Plan, counted: Sequence[bool], held: Sequence[bool]) -> Plan:
+    """The any-word step matches only pages holding a word that counts.
+
+    A page holding only the query's common words ("lane" on most pages of a traffic
+    simulator's docs, "using") says nothing about "forbid trucks": it still scores
+    beside the pages that hold a rare word, but it is no match on its own. ``held``:
+    per original word, whether any page holds it; with no counted word held, nothing
+    changes.
+    """
+    if not planned.positions or len(planned.steps) < 2:
+        return planned
+    first, wider = planned.steps[0], planned.steps[1]
+    if not isinstance(first, AllOf) or all(counted):
+        return planned
+    pairs = zip(first.children, planned.positions, strict=True)
+    rare = tuple(dict.fromkeys(node for node, i in pairs if counted[i] and held[i]))
+    if not rare:
+        return planned
+    steps = (first, Filtered(wider, AnyOf(rare)), *planned.steps[2:])
+    return replace(planned, steps=steps)
+
+
 def _heavy_sets(weights: dict[int, float], share: float) -> list[tuple[int, ...]]:
     """The minimal sets of words whose weight reaches ``share`` of the whole: a page holding
     one of them holds enough. Heaviest words first, so the list reads rarest first."""

@@ -37,7 +37,14 @@ from trawl.index.tantivy_index import (
     StoredSection,
 )
 from trawl.records import Hit, HitSection, SearchPage
-from trawl.search.plan import Plan, candidate_languages, plan, soft_and, word_stems
+from trawl.search.plan import (
+    Plan,
+    candidate_languages,
+    plan,
+    rare_word_needed,
+    soft_and,
+    word_stems,
+)
 from trawl.search.query import ParsedQuery, parse_query
 from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
 from trawl.search.snippets import snippet
@@ -121,7 +128,8 @@ def rank(
         return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
     weights = rank_weights(settings)
-    shape, masses = _shape(reader, planned)
+    shape, masses, freqs = _shape(reader, planned)
+    planned = rare_word_needed(planned, shape.counted, [df > 0 for df in freqs])
     planned = soft_and(planned, shape.counted, masses, settings.soft_and_share)
     # Every word first, for short queries and those coverage applies to; a longer query's
     # all-words matches gain nothing in the rerank, and the step would cost a search.
@@ -290,8 +298,9 @@ def _cascade(
     return IndexResults(wider.total, merged[:depth], complete=complete)
 
 
-def _shape(reader: IndexReader, planned: Plan) -> tuple[QueryShape, list[float]]:
-    """The rerank's view of the query, and each word's weight: its IDF in the body."""
+def _shape(reader: IndexReader, planned: Plan) -> tuple[QueryShape, list[float], list[int]]:
+    """The rerank's view of the query, and each word's weight (its IDF in the body) and
+    document frequency."""
     size = max(reader.size, 1)
     freqs = [max((reader.doc_freq("body", s) for s in stems), default=0) for stems in planned.stems]
     rare = [df <= _COMMON_SHARE * size for df in freqs]
@@ -306,7 +315,7 @@ def _shape(reader: IndexReader, planned: Plan) -> tuple[QueryShape, list[float]]
         title_key=title_key(" ".join(originals)),
     )
     masses = [math.log(1 + (size - df + 0.5) / (df + 0.5)) for df in freqs]
-    return shape, masses
+    return shape, masses, freqs
 
 
 def search(
