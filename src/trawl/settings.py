@@ -152,6 +152,11 @@ class Settings:
     proximity_boost: float = _setting(
         0.1, "Weight of adjacent query words found near each other (3 words apart at most)."
     )
+    proximity_long_boost: float = _setting(
+        1.4,
+        "Weight added to proximity in the text of a long page with headings (0: off).",
+        0,
+    )
     proximity_max_words: int = _setting(
         6, "Proximity applies to queries of at most this many words, stop words aside.", 0
     )

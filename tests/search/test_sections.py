@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.extract.html import parse_html
 from trawl.index.documents import PASSAGE_CHARS, index_fields, passages
-from trawl.index.tantivy_index import IndexReader
+from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.crawl_run import crawl
 from trawl.pipeline.upkeep import rebuild_index
 from trawl.records import PageRecord, Section
@@ -167,3 +167,56 @@ def test_a_page_of_endless_headings_is_bounded() -> None:
     page = parse_html(f"<html><body>{body}</body></html>".encode(), "http://x.example/", None)
     assert len(page.sections) <= MAX_HEADINGS
     assert page.text  # the page itself is still read
+
+
+def test_a_long_page_with_headings_is_marked_long() -> None:
+    def shape(text: str, sections: tuple[Section, ...]) -> object:
+        record = PageRecord(
+            "https://a.example/p", "a.example", 200, 0, 0.0, text=text, sections=sections,
+            indexable=True,
+        )  # fmt: skip
+        return index_fields(record).get("shape")
+
+    long_text = "Usage " + "word " * 600
+    assert shape(long_text, (Section("Usage", 2, "usage", 0),)) == "long"
+    assert shape(long_text, ()) is None  # an abstract: one topic, however long
+    assert shape("Usage and a few words", (Section("Usage", 2, "usage", 0),)) is None
+
+
+def test_words_near_each_other_weigh_more_on_a_long_page(tmp_path: Path) -> None:
+    # Two long pages with headings hold "forbid" and "trucks"; on one they are side by
+    # side, on the other sections apart (and "trucks" once more). On a page of many
+    # topics, sharing the page says little: the page where they are near each other
+    # answers the query.
+    settings = Settings(data=tmp_path)
+    filler = " ".join(f"filler{n}" for n in range(300))
+    texts = {
+        "apart": f"Lanes forbid entry. {filler} Vehicles and trucks. {filler} trucks here",
+        "near": f"Lanes can forbid trucks. {filler} Vehicles and more. {filler} done here",
+    }
+    writer = IndexWriter(settings.index_path)
+    for path, text in texts.items():
+        sections = (Section("Lanes", 2, "lanes", 0), Section("Vehicles", 2, "v", text.index("Veh")))
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title=path, text=text, sections=sections, lang="en",
+                indexable=True,
+            )
+        )  # fmt: skip
+    for n in range(10):  # "forbid" and "trucks" rare enough to count
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/other{n}", host="docs.example", status=200, depth=0,
+                fetched_at=0.0, title="other", text=f"something else {n}", lang="en",
+                indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    reader = IndexReader(settings.index_path)
+
+    def first(chosen: Settings) -> str:
+        return search(reader, "forbid trucks", chosen).hits[0].url.rsplit("/", 1)[1]
+
+    assert first(settings.replace(proximity_long_boost=0.0)) == "apart"
+    assert first(settings) == "near"

@@ -14,6 +14,8 @@ queries, whatever the language, and the engine only splits on spaces.
     host        folded      host labels, split and whole: a-b.com -> a b ab com
     site        raw         the host and each parent domain, for site:
     lang        raw         ISO 639-1 code
+    shape       raw         "long" for a page with headings, over two passages long: its
+                            words' proximity weighs more (proximity_long_boost)
     modified_source raw     page, sitemap or http
     modified    date, fast  for after:/before: and sorting by date
     authority, quality  f64, fast   rerank priors
@@ -52,6 +54,7 @@ from trawl.analysis.text import (
 from trawl.records import Discussion, PageRecord, Section
 
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host", "aside")
+LONG = "long"  # the shape of a page whose text is cut into passages
 _WORDS = re.compile(r"[^\W_]+")
 _NOISE_SUFFIXES = frozenset({"html", "htm", "php", "asp", "aspx", "jsp", "index"})
 SEPARATOR = "\x1f"
@@ -125,6 +128,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         "host": " ".join(host_terms),
         "site": parent_domains(host),
         "lang": lang,
+        "shape": LONG if record.sections and len(record.text) > 2 * PASSAGE_CHARS else "",
         "modified_source": record.modified_source or "",
         "authority": float(record.authority),
         "quality": float(record.quality),

@@ -40,6 +40,7 @@ class Near:
     pairs: tuple[tuple[str, str], ...]
     slop: int
     boost: float
+    long_boost: float = 0.0  # added on long pages (index/documents.py's shape)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import tantivy
 from trawl.analysis.text import STEMMED_LANGUAGES
 from trawl.errors import SearchIndexError
 from trawl.index.documents import (
+    LONG,
     SEPARATOR,
     TEXT_FIELDS,
     discussions_from_field,
@@ -50,8 +51,8 @@ from trawl.records import Discussion, PageRecord
 # 5: no plain field (the cascade's last step analyses the words in every indexed language);
 #    the rerank's keys as fast fields; 6: compound spellings after each field's words
 #    (il-6: il6), so an index built before must be rebuilt to find them; 7: sections
-#    (headed parts of the text, with their terms) for deep links
-SCHEMA_VERSION = 7
+#    (headed parts of the text, with their terms) for deep links; 8: shape (long pages)
+SCHEMA_VERSION = 8
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 # The stored pages' block size. tantivy decompresses a whole block to read one page, and a
@@ -76,7 +77,7 @@ def _schema() -> Any:
     b.add_text_field("url", stored=True, tokenizer_name="raw")
     for name in TEXT_FIELDS:
         b.add_text_field(name, stored=False, tokenizer_name="whitespace")
-    for name in ("site", "lang", "modified_source"):
+    for name in ("site", "lang", "modified_source", "shape"):
         b.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
     b.add_date_field("modified", stored=False, indexed=True, fast=True)
     b.add_float_field("authority", stored=False, indexed=False, fast=True)
@@ -527,18 +528,34 @@ class IndexReader:
                         if boosts.fields.get(field, 1.0) > 0
                     ]
                 )
-            case Near(pairs=pairs, slop=slop, boost=boost):
-                return _any(
-                    [
-                        tantivy.Query.boost_query(
-                            tantivy.Query.phrase_query(self._schema, field, list(pair), slop),
-                            boost * boosts.fields.get(field, 1.0),
+            case Near(pairs=pairs, slop=slop, boost=boost, long_boost=long_boost):
+                near = [
+                    (field, tantivy.Query.phrase_query(self._schema, field, list(pair), slop))
+                    for pair in pairs
+                    for field in ("title", "body")
+                    if boosts.fields.get(field, 1.0) > 0
+                ]
+                clauses = [
+                    tantivy.Query.boost_query(query, boost * boosts.fields.get(field, 1.0))
+                    for field, query in near
+                ]
+                if long_boost > 0:
+                    # On a page cut into passages, sharing the page says little of two
+                    # words belonging together; being near each other says more.
+                    long = tantivy.Query.const_score_query(
+                        tantivy.Query.term_query(self._schema, "shape", LONG), 0.0
+                    )
+                    clauses += [
+                        tantivy.Query.boolean_query(
+                            [
+                                (_MUST, long),
+                                (_MUST, tantivy.Query.boost_query(query, long_boost)),
+                            ]
                         )
-                        for pair in pairs
-                        for field in ("title", "body")
-                        if boosts.fields.get(field, 1.0) > 0
+                        for field, query in near
+                        if field == "body"
                     ]
-                )
+                return _any(clauses)
             case Lookup(forms=forms):
                 return _any(
                     [

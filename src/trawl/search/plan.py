@@ -74,6 +74,7 @@ def plan(
     everywhere: Languages = (),
     *,
     proximity_max_words: int = 6,
+    proximity_long: float = 0.0,
     corrections: Mapping[str, Correction] | None = None,
 ) -> Plan:
     """``everywhere``: every language the index holds, for the cascade's last step.
@@ -111,7 +112,7 @@ def plan(
     if proximity > 0 and 1 < len(content) <= proximity_max_words:
         first = [nodes[w].stems[0] for w in content]
         pairs = tuple(dict.fromkeys(itertools.pairwise(first)))
-        extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity))
+        extra = (*extra, Near(pairs, slop=_NEAR_SLOP, boost=proximity, long_boost=proximity_long))
     if query.expr is None:
         return Plan((AllOf(()),), filters, (), (), ())
     positions: tuple[int, ...] = ()

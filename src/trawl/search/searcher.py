@@ -118,6 +118,7 @@ def rank(
         settings.proximity_boost,
         reader.languages(),
         proximity_max_words=settings.proximity_max_words,
+        proximity_long=settings.proximity_long_boost,
         corrections=fixes,
     )
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
