@@ -14,7 +14,7 @@ from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.crawl_run import crawl
 from trawl.pipeline.upkeep import rebuild_index
 from trawl.records import PageRecord, Section
-from trawl.search.searcher import heading_path, search
+from trawl.search.searcher import _held, heading_path, search
 from trawl.server.api_search import page_json
 from trawl.server.app import create_app
 from trawl.settings import Settings
@@ -220,3 +220,12 @@ def test_words_near_each_other_weigh_more_on_a_long_page(tmp_path: Path) -> None
 
     assert first(settings.replace(proximity_long_boost=0.0)) == "apart"
     assert first(settings) == "near"
+
+
+def test_passage_word_counts_stay_within_each_passage() -> None:
+    # Forms are looked for in all passages' terms at once: each hit must be counted for
+    # the passage it lies in, a word once per passage however many forms it has there.
+    passages = [(0, -1, " lane change "), (10, 0, " vehicl vehicles "), (20, 0, " lane ")]
+    forms = [frozenset({"lane"}), frozenset({"vehicl", "vehicles"}), frozenset({"change"})]
+    assert _held(passages, forms) == [2, 1, 1]
+    assert _held(passages, [frozenset({"e"})]) == [0, 0, 0]

@@ -314,7 +314,7 @@ class IndexHit:
         stored = bytes(self._field("sections") or b"")
         if not stored:
             return [], []
-        found = json.loads(stored)
+        found = json.loads(stored.decode("utf-8"))  # bytes would be sniffed for their encoding
         return [tuple(s) for s in found["s"]], [tuple(p) for p in found["p"]]
 
     @property
