@@ -31,6 +31,7 @@ PURE = (
 )
 IO_MODULES = (
     "aiohttp",
+    "yarl",
     "socket",
     "sqlite3",
     "tantivy",
@@ -51,6 +52,7 @@ IO_MODULES = (
 # Who may import what: a library or package, and the only modules allowed to use it.
 ONLY = {
     "aiohttp": ("trawl.net",),
+    "yarl": ("trawl.net.fetcher",),  # aiohttp's URL type: a request sent as written
     # Chromium is driven from one module; h11 parses only the header checker's answers.
     "playwright": ("trawl.net.renderer",),
     "h11": ("trawl.net.header_check",),

@@ -25,6 +25,23 @@ class CrawlUrl:
     redirect_chain: tuple[str, ...] = ()  # URLs whose redirects led here, oldest first
     retries: int = 0  # times put back after a 429 or 503
     lastmod: datetime | None = None  # from a sitemap whose dates are trusted
+    # The first exact form seen, when it is not ``url`` (seed 003): what is requested.
+    request: str | None = None
+
+    @property
+    def request_url(self) -> str:
+        """The URL sent: the link as first written (query order, escapes, tracking
+        fields), or the identity."""
+        return self.request or self.url
+
+
+@dataclass(frozen=True, slots=True)
+class Href:
+    """A URL a response points to (a link, a redirect, a canonical): its identity, and
+    the URL to request when the form written there is not the identity."""
+
+    url: str
+    request: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +85,7 @@ class Link:
     attribute: str = "href"
     rel: str = ""  # rel values, space-separated, lower-cased
     heading: str = ""  # nearest heading before it on the page
+    request: str | None = None  # resolved as written, when that is not ``url``
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +182,7 @@ class PageRecord:
     size: int | None = None  # body bytes as received (before any rendering)
     h1_count: int | None = None  # None: not parsed as HTML
     in_sitemap: bool = False  # a sitemap of the crawl listed it
+    request_url: str | None = None  # the URL requested, when not ``url`` (CrawlUrl.request)
     # From the page itself, when it is saved (trawl.dedup, trawl.understand):
     text_hash: int | None = None  # exact duplicates: 63-bit hash of the text
     simhash: int | None = None  # near duplicates: 63-bit SimHash of word trigrams

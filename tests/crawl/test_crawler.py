@@ -10,8 +10,8 @@ from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import Frontier
 from trawl.net.fetcher import Fetcher
-from trawl.records import CrawlUrl, FetchResult
-from trawl.urls.identity import normalise
+from trawl.records import CrawlUrl, FetchResult, Href
+from trawl.urls.identity import forms
 
 Serve = Callable[[dict[str, Route]], SiteServer]
 
@@ -27,12 +27,12 @@ class RecordingSink:
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         pass
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
         self.fetched_urls.append(item.url)
         text = result.body.decode()
         hrefs = [part.split('"', 1)[0] for part in text.split('href="')[1:]]
         targets = hrefs + ([result.location] if result.location else [])
-        return [normalise(h, base=item.url) for h in targets]
+        return [Href(*forms(h, base=item.url)) for h in targets]
 
     def request_headers(self, item: CrawlUrl) -> dict[str, str]:
         return {}

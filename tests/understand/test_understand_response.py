@@ -64,7 +64,7 @@ def test_redirect_with_relative_location(status: int) -> None:
     )
     target = "https://example.com/guide/?a=1&b=2"
     assert record.redirect_to == target
-    assert follow == [target]
+    assert [h.url for h in follow] == [target]
     assert record.indexable is False
     assert record.error is None
 
@@ -72,13 +72,13 @@ def test_redirect_with_relative_location(status: int) -> None:
 def test_redirect_with_absolute_location_is_normalised() -> None:
     record, follow = understand_response(ITEM, result(301, ("location", "HTTPS://Example.COM:443")))
     assert record.redirect_to == "https://example.com/"
-    assert follow == ["https://example.com/"]
+    assert [h.url for h in follow] == ["https://example.com/"]
 
 
 def test_redirect_to_another_host_is_reported_too() -> None:
     # Scope is the crawler's business; understanding only resolves the target.
     _, follow = understand_response(ITEM, result(302, ("Location", "//other.org/x")))
-    assert follow == ["https://other.org/x"]
+    assert [h.url for h in follow] == ["https://other.org/x"]
 
 
 @pytest.mark.parametrize(
@@ -160,7 +160,7 @@ def test_understand_page_copies_the_parsed_page() -> None:
     assert full.headings == ("H1", "H2a", "H2b")
     assert (full.indexable, full.indexability) == (True, "Indexable")
     assert full.url == record.url
-    assert follow == ["https://example.com/a?page=2", "https://example.com/b"]
+    assert [h.url for h in follow] == ["https://example.com/a?page=2", "https://example.com/b"]
 
 
 @pytest.mark.parametrize(
@@ -197,7 +197,7 @@ def test_short_meta_refresh_is_a_redirect_and_a_long_one_is_not() -> None:
         record, parsed_page(refresh="30; url=/moved"), result(200, HTML), "trawlbot"
     )
     assert (quick.indexability, quick.redirect_to) == ("Redirected", "https://example.com/moved")
-    assert follow == ["https://example.com/moved"]
+    assert [h.url for h in follow] == ["https://example.com/moved"]
     assert (slow.indexability, slow.redirect_to) == ("Indexable", None)
 
 
@@ -206,7 +206,7 @@ def test_canonical_elsewhere_is_followed_and_its_query_variants_are_not() -> Non
     page = parsed_page(canonical="https://example.com/a")
     full, follow = understand_page(record, page, result(200, HTML), "trawlbot")
     assert (full.indexability, full.indexable) == ("Canonicalised", False)
-    assert follow == ["https://example.com/a", "https://example.com/b"]
+    assert [h.url for h in follow] == ["https://example.com/a", "https://example.com/b"]
 
 
 def test_canonical_naming_the_page_itself_is_indexable() -> None:

@@ -31,7 +31,7 @@ from trawl.errors import (
     SitemapError,
 )
 from trawl.net.fetcher import Fetcher
-from trawl.records import CrawlUrl, FetchResult
+from trawl.records import CrawlUrl, FetchResult, Href
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
@@ -66,7 +66,7 @@ class PageSink(Protocol):
 
     def admitted(self, items: Sequence[CrawlUrl]) -> None: ...
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
         """Record a response; return the URLs it points to (links, redirect target)."""
         ...
 
@@ -166,7 +166,6 @@ class Crawler:
         self.stop_requested = False
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
         self._sitemap_tasks: set[asyncio.Task[None]] = set()
-        self._failures: dict[str, int] = {}  # politeness host -> failures in a row
         # Sitemap dates of URLs a link had queued first, until they are fetched.
         self._lastmods: dict[str, datetime] = {}
         self.stats = CrawlStats()
@@ -213,6 +212,8 @@ class Crawler:
                 self._frontier.mark_seen(c.url)
                 continue
             reason = unsafe_reason(c.url)
+            if reason is None and c.request is not None:
+                reason = unsafe_reason(c.request)  # what is sent, tracking fields and all
             if reason is not None:
                 self.stats.skip(f"unsafe URL: {reason}", c.url)
                 self._frontier.mark_seen(c.url)  # counted once, not once per link to it
@@ -262,7 +263,8 @@ class Crawler:
 
     async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
         robots = await self._robots_for(item.url, loop)
-        refusal = robots.policy.refusal(item.url, self._limits.user_agent)
+        # robots.txt judges the URL requested: a rule may name a query as written.
+        refusal = robots.policy.refusal(item.request_url, self._limits.user_agent)
         if refusal is not None and robots.policy.refused_address:
             self._reserved -= 1
             self.stats.skip("address not allowed (private or reserved)", item.url)
@@ -292,7 +294,7 @@ class Crawler:
         self.stats.fetching = item.url
         try:
             result = await self._fetcher.get(
-                item.url,
+                item.request_url,
                 max_bytes=self._limits.max_bytes,
                 headers=self._sink.request_headers(item),
             )
@@ -326,7 +328,7 @@ class Crawler:
                 self._retry(item, wait, f"HTTP {result.status}: retried later", loop)
                 return
         elif result.status < 500:
-            self._failures.pop(host, None)
+            self._frontier.host_answered(item.url)
         self.stats.ok += 1
         if result.status >= 500:
             self.stats.server_errors += 1
@@ -341,7 +343,9 @@ class Crawler:
         if result.location is not None:
             self._follow_redirect(item, found)
         elif item.depth + 1 <= self._limits.max_depth:
-            self.admit([CrawlUrl(u, item.depth + 1, item.url) for u in found])
+            self.admit(
+                [CrawlUrl(h.url, item.depth + 1, item.url, request=h.request) for h in found]
+            )
 
     def _retry(
         self, item: CrawlUrl, wait: float | None, reason: str, loop: asyncio.AbstractEventLoop
@@ -360,14 +364,16 @@ class Crawler:
     ) -> None:
         """One more failure in a row at ``host`` (a retried server error, a reset, no
         answer): past SLOW_AFTER its delay doubles with each, past PARK_AFTER it is
-        parked for the rest of the run, its queued URLs skipped without a request."""
+        parked for the rest of the run, its queued URLs skipped without a request.
+        The frontier counts (workers share one count and one park through the store);
+        the rule is this one, for an embedded crawl and for workers alike."""
         if host in self.stats.parked:
             return
-        failures = self._failures[host] = self._failures.get(host, 0) + 1
+        failures = self._frontier.host_failed(url)
         if failures >= PARK_AFTER:
             self.stats.parked[host] = f"{failures} failures in a row, the last {error}"
             log.warning("parking %s for the rest of the run: %s", host, self.stats.parked[host])
-            for dropped in self._frontier.drop_host(url):
+            for dropped in self._frontier.park(url, f"host parked: {self.stats.parked[host]}"):
                 self.stats.skip("host parked after repeated failures", dropped.url)
                 self._sink.skipped(dropped, f"host parked: {self.stats.parked[host]}")
         elif failures >= SLOW_AFTER:
@@ -388,16 +394,18 @@ class Crawler:
             # The sink itself failing (the store) must not end the crawl either.
             log.exception("recording the failure of %s failed", item.url)
 
-    def _follow_redirect(self, item: CrawlUrl, targets: list[str]) -> None:
+    def _follow_redirect(self, item: CrawlUrl, targets: list[Href]) -> None:
         chain = (*item.redirect_chain, item.url)
         for target in targets:
-            if target in chain:
-                self.stats.skip("redirect loop", target)
+            if target.url in chain:
+                self.stats.skip("redirect loop", target.url)
             elif len(chain) > self._limits.max_redirects:
-                self.stats.skip(f"more than {self._limits.max_redirects} redirects", target)
+                self.stats.skip(f"more than {self._limits.max_redirects} redirects", target.url)
             else:
                 # The same navigation, one hop on: the depth does not grow.
-                self.admit([CrawlUrl(target, item.depth, item.url, chain)])
+                self.admit(
+                    [CrawlUrl(target.url, item.depth, item.url, chain, request=target.request)]
+                )
 
     async def pace(self, url: str, within: float) -> bool:
         """Wait for a slot at ``url``'s host, for a request the frontier never hands out
@@ -501,7 +509,10 @@ class Crawler:
                 continue
             # lastmod rides with the URL: the parser already dropped it where the
             # sitemap's dates were not to be trusted.
-            entries = [CrawlUrl(e.url, 1, url, lastmod=e.lastmod) for e in sitemap.entries]
+            entries = [
+                CrawlUrl(e.url, 1, url, lastmod=e.lastmod, request=e.request)
+                for e in sitemap.entries
+            ]
             admitted = {c.url for c in self.admit(entries)}
             for entry in entries:
                 # A link found the URL first: its date is kept for when it is fetched.

@@ -62,7 +62,18 @@ class CrawlFrontier(Protocol):
 
     def mark_seen(self, url: str) -> None: ...
 
-    def drop_host(self, url: str) -> list[CrawlUrl]: ...
+    def host_failed(self, url: str) -> int:
+        """One more failure in a row at ``url``'s host; how many there are now."""
+        ...
+
+    def host_answered(self, url: str) -> None:
+        """``url``'s host answered: its failures in a row start again from none."""
+        ...
+
+    def park(self, url: str, reason: str) -> list[CrawlUrl]:
+        """Give ``url``'s host up for the run: its queued URLs are taken out (and
+        returned), and none is handed out again."""
+        ...
 
     @property
     def queued(self) -> int: ...
@@ -116,6 +127,7 @@ class Frontier:
         self._tie = itertools.count()
         self._queued = 0
         self._in_flight = 0
+        self._failures: dict[str, int] = {}  # politeness host -> failures in a row
 
     # -- the three-method interface -----------------------------------------
 
@@ -251,8 +263,18 @@ class Frontier:
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen
 
-    def drop_host(self, url: str) -> list[CrawlUrl]:
-        """Take every URL queued for ``url``'s host out (a host parked for the run)."""
+    def host_failed(self, url: str) -> int:
+        key = politeness_host(url)
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        return failures
+
+    def host_answered(self, url: str) -> None:
+        if self._failures:
+            self._failures.pop(politeness_host(url), None)
+
+    def park(self, url: str, reason: str) -> list[CrawlUrl]:
+        """Take every URL queued for ``url``'s host out (the crawler skips the host's
+        later URLs itself)."""
         state = self._hosts.get(politeness_host(url))
         if state is None:
             return []

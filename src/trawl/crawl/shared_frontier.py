@@ -58,6 +58,12 @@ class LeaseStore(Protocol):
 
     def frontier_book(self, url: str, delay: float, within: float) -> float | None: ...
 
+    def host_failed(self, crawl_id: int, host: str) -> int: ...
+
+    def host_answered(self, crawl_id: int, host: str) -> None: ...
+
+    def park_host(self, crawl_id: int, host: str, reason: str) -> list[CrawlUrl]: ...
+
 
 class SharedFrontier:
     def __init__(
@@ -90,6 +96,9 @@ class SharedFrontier:
         self._granted = 0  # URLs of max_pages this worker may still claim
         self.capped = False  # the crawl's workers have taken max_pages URLs between them
         self.refused: Counter[str] = Counter()  # the store has no limits to refuse for
+        # Hosts whose count of failures in a row this worker made, or saw, above none:
+        # only these cost a store write when they answer.
+        self._failing: set[str] = set()
 
     def enqueue(self, item: CrawlUrl) -> bool:
         key = hash(item.url)
@@ -161,10 +170,24 @@ class SharedFrontier:
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen
 
-    def drop_host(self, url: str) -> list[CrawlUrl]:
-        """Nothing taken out here: the host's rows stay in the store for other workers,
-        and this worker skips each one it claims without a request."""
-        return []
+    def host_failed(self, url: str) -> int:
+        # Counted in the store: a host failing for every worker is parked after the
+        # same number of failures as in an embedded crawl, not that many per worker.
+        host = politeness_host(url)
+        self._failing.add(host)
+        return self._store.host_failed(self._crawl_id, host)
+
+    def host_answered(self, url: str) -> None:
+        if self._failing:
+            host = politeness_host(url)
+            if host in self._failing:
+                self._failing.discard(host)
+                self._store.host_answered(self._crawl_id, host)
+
+    def park(self, url: str, reason: str) -> list[CrawlUrl]:
+        """Parked in the store, for every worker: its queued URLs are skipped there (and
+        returned), and URLs of it that any worker adds later come in skipped."""
+        return self._store.park_host(self._crawl_id, politeness_host(url), reason)
 
     def mark_seen(self, url: str) -> None:
         self._seen.add(hash(url))

@@ -15,8 +15,8 @@ import functools
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from trawl.errors import InvalidUrl
-from trawl.records import Link
-from trawl.urls.identity import normalise
+from trawl.records import Href, Link
+from trawl.urls.identity import forms
 
 MAX_OCCURRENCES = 10_000
 MAX_TEXT_CHARS = 300
@@ -69,8 +69,8 @@ def occurrences(tree: LexborHTMLParser, base: str) -> tuple[tuple[Link, ...], in
                     continue
                 # A query-only link depends on the whole base URL; any other only on
                 # the base's folder, which every page of a flat site shares.
-                target = _resolve(href, base if href.startswith("?") else base_dir)
-                if target is None:
+                resolved = _resolve(href, base if href.startswith("?") else base_dir)
+                if resolved is None:
                     continue  # mailto:, javascript:, malformed: nothing to fetch
                 if len(found) >= MAX_OCCURRENCES:
                     dropped += 1
@@ -78,21 +78,26 @@ def occurrences(tree: LexborHTMLParser, base: str) -> tuple[tuple[Link, ...], in
                 rel = " ".join((node.attributes.get("rel") or "").lower().split())
                 found.append(
                     Link(
-                        url=target,
+                        url=resolved[0],
                         anchor=_anchor(node, tag),
                         nofollow="nofollow" in rel.split(),
                         element=tag,
                         attribute=attribute,
                         rel=rel,
                         heading=heading,
+                        request=resolved[1],
                     )
                 )
     return tuple(found), dropped
 
 
-def followed(links: tuple[Link, ...]) -> list[str]:
-    """Targets the crawler should follow: anchors without rel=nofollow."""
-    return [link.url for link in links if link.element in FOLLOWED and not link.nofollow]
+def followed(links: tuple[Link, ...]) -> list[Href]:
+    """Targets the crawler should follow: anchors without rel=nofollow, as written."""
+    return [
+        Href(link.url, link.request)
+        for link in links
+        if link.element in FOLLOWED and not link.nofollow
+    ]
 
 
 def _anchor(node: LexborNode, tag: str) -> str:
@@ -119,10 +124,10 @@ def _collapse(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=32_768)
-def _resolve(href: str, base: str) -> str | None:
+def _resolve(href: str, base: str) -> tuple[str, str | None] | None:
     # Sites repeat the same links (navigation, footers) on every page, and
     # normalising is the costliest step of link extraction: remember answers.
     try:
-        return normalise(href, base=base)
+        return forms(href, base=base)
     except InvalidUrl:
         return None

@@ -10,12 +10,13 @@ translated into ``trawl.errors.FetchError`` at this boundary.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Collection, Mapping
 from types import TracebackType
-from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+import yarl
 
 from trawl.errors import (
     BlockedAddress,
@@ -26,6 +27,7 @@ from trawl.errors import (
     ResponseTooLarge,
 )
 from trawl.net.addresses import Target, is_ip_literal, may_connect
+from trawl.net.aliases import aliased, unaliased
 from trawl.net.resolver import ForbiddenAddress, SafeResolver
 from trawl.records import FetchResult
 from trawl.urls.identity import host_port
@@ -36,6 +38,9 @@ MAX_HEADER_LINE = 8_190
 MAX_HEADERS = 100
 # What the crawler reads as HTML (FetchResult.is_html): XHTML's body is wanted too.
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# Printable ASCII, no space: a URL already percent-encoded (every identity and
+# request form of trawl.urls.identity), which is sent byte for byte.
+_ENCODED = re.compile(r"[!-~]+", re.ASCII)
 
 
 class Fetcher:
@@ -113,7 +118,8 @@ class Fetcher:
         host, port = host_port(url)
         request_url, alias = url, self._aliases.get(host)
         if alias is not None:
-            request_url, headers = _aliased(url, alias, headers)
+            request_url, site = aliased(url, alias)
+            headers = {**(headers or {}), "Host": site}
             host, port = alias
         # aiohttp skips the resolver for IP literals, so the policy is applied here too.
         if is_ip_literal(host) and not may_connect(host, port, host, self._allowed):
@@ -121,11 +127,11 @@ class Fetcher:
         started = time.monotonic()
         try:
             async with self._session.get(
-                request_url, allow_redirects=False, headers=headers
+                _exact(request_url), allow_redirects=False, headers=headers
             ) as response:
                 received = tuple((_text(k), _text(v)) for k, v in response.raw_headers)
                 if alias is not None:
-                    received = _unaliased(received, url, alias)
+                    received = unaliased(received, url, alias)
                 media_type = response.content_type.lower()
                 body, truncated = b"", False
                 if "*" in read_types or media_type in read_types:
@@ -157,33 +163,12 @@ class Fetcher:
             raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
 
 
-def _aliased(
-    url: str, target: Target, headers: Mapping[str, str] | None
-) -> tuple[str, dict[str, str]]:
-    """The request for ``url`` sent to ``target`` instead, naming ``url``'s host in Host:
-    what a proxy or a virtual host needs to answer as the site."""
-    parts = urlsplit(url)
-    host = f"[{target[0]}]" if ":" in target[0] else target[0]
-    request_url = urlunsplit(("http", f"{host}:{target[1]}", parts.path, parts.query, ""))
-    return request_url, {**(headers or {}), "Host": parts.netloc}
-
-
-def _unaliased(
-    received: tuple[tuple[str, str], ...], url: str, target: Target
-) -> tuple[tuple[str, str], ...]:
-    """A Location naming the target's own address names the aliased site again."""
-    host = f"[{target[0]}]" if ":" in target[0] else target[0]
-    mirror = f"http://{host}:{target[1]}"
-    parts = urlsplit(url)
-    site = f"{parts.scheme}://{parts.netloc}"
-    return tuple(
-        (k, site + v[len(mirror) :])
-        if k.lower() == "location"
-        and v.startswith(mirror)
-        and v[len(mirror) : len(mirror) + 1] in ("", "/", "?")
-        else (k, v)
-        for k, v in received
-    )
+def _exact(url: str) -> yarl.URL | str:
+    """``url`` as aiohttp must send it. Given a string, aiohttp requotes it: ``%7e``
+    becomes ``~`` and ``%2f`` becomes ``/``, so the server would be asked another URL
+    than the page wrote (a signed query fails, a path changes); an encoded URL is
+    passed as it is."""
+    return yarl.URL(url, encoded=True) if _ENCODED.fullmatch(url) else url
 
 
 def _connect_error(e: aiohttp.ClientConnectorError) -> FetchError:

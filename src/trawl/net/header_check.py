@@ -14,7 +14,10 @@ resource checks after a crawl. Each check:
   certificate verification against the host name;
 - sends HEAD, reads the first final response's headers and closes: no body is
   read or decompressed, no redirect followed, no retry with GET;
-- has one deadline covering DNS, connect, TLS and headers.
+- has one deadline covering DNS, connect, TLS and headers;
+- honours ``host_aliases`` as the crawl does (``trawl.net.aliases``): an aliased
+  host's URL is asked of its target over plain HTTP, naming the host in Host, and
+  the aliased name is never resolved.
 
 Why h11 and not aiohttp: the checker needs a hard cap on the whole header
 block (16 KiB) and on informational responses (4), and a connection to an
@@ -31,13 +34,14 @@ import ipaddress
 import socket
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 import h11
 import idna
 
 from trawl.net.addresses import Target, is_ip_literal, may_connect
+from trawl.net.aliases import unaliased
 from trawl.records import HeaderCheck
 from trawl.urls.safety import MAX_URL_LENGTH, unsafe_reason
 
@@ -59,12 +63,15 @@ async def check_headers(
     user_agent: str,
     allowed: frozenset[Target] = frozenset(),
     deadline: float = DEADLINE,
+    aliases: Mapping[str, Target] | None = None,
 ) -> HeaderCheck:
-    """HEAD ``url`` once under the rules above; never raises for a bad URL or server."""
+    """HEAD ``url`` once under the rules above; never raises for a bad URL or server.
+    ``aliases``: host name -> the host:port asked instead (``host_aliases``); a private
+    target must be in ``allowed``, as for the crawl."""
     started = time.monotonic()
     try:
         async with asyncio.timeout(deadline):
-            status, headers = await _head(url, user_agent, allowed)
+            status, headers = await _head(url, user_agent, allowed, aliases or {})
     except TimeoutError:
         return _failed(url, f"timed out after {deadline:g}s", started)
     except _Refused as e:
@@ -93,6 +100,7 @@ async def check_many(
     allowed: frozenset[Target] = frozenset(),
     deadline: float = DEADLINE,
     concurrency: int = MAX_CONCURRENT,
+    aliases: Mapping[str, Target] | None = None,
 ) -> list[HeaderCheck]:
     """Check every URL, at most ``concurrency`` (never over six) at once; results in order."""
     gate = asyncio.Semaphore(max(1, min(concurrency, MAX_CONCURRENT)))
@@ -100,7 +108,7 @@ async def check_many(
     async def one(url: str) -> HeaderCheck:
         async with gate:
             return await check_headers(
-                url, user_agent=user_agent, allowed=allowed, deadline=deadline
+                url, user_agent=user_agent, allowed=allowed, deadline=deadline, aliases=aliases
             )
 
     return list(await asyncio.gather(*(one(u) for u in urls)))
@@ -118,13 +126,19 @@ def _failed(url: str, error: str, started: float) -> HeaderCheck:
 
 
 async def _head(
-    url: str, user_agent: str, allowed: frozenset[Target]
+    url: str, user_agent: str, allowed: frozenset[Target], aliases: Mapping[str, Target]
 ) -> tuple[int, tuple[tuple[str, str], ...]]:
     scheme, host, port, target = _parts(url)
-    address = await _checked_address(host, port, allowed)
-    tls = ssl.create_default_context() if scheme == "https" else None
+    alias = aliases.get(host)
+    if alias is None:
+        address, to_port = await _checked_address(host, port, allowed), port
+        tls = ssl.create_default_context() if scheme == "https" else None
+    else:
+        # The site's name stays in Host; the connection goes where the user said.
+        address, to_port = await _checked_address(*alias, allowed), alias[1]
+        tls = None
     reader, writer = await asyncio.open_connection(
-        address, port, ssl=tls, server_hostname=host if tls else None
+        address, to_port, ssl=tls, server_hostname=host if tls else None
     )
     try:
         http = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEADER_BLOCK)
@@ -159,6 +173,8 @@ async def _head(
                 headers = tuple(
                     (k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in event.headers
                 )
+                if alias is not None:
+                    headers = unaliased(headers, url, alias)
                 return event.status_code, headers
             raise _Refused("connection closed before a response")
     finally:

@@ -239,9 +239,7 @@ async def crawl(
         from trawl.pipeline.resource_checks import check_resources  # noqa: PLC0415
 
         resources: list[ResourceCheck] = []
-        # The header checks resolve hosts themselves: an aliased site's real host
-        # would be asked, so a crawl with aliases makes none.
-        if settings.resource_checks > 0 and outcome != "stopped" and not settings.host_aliases:
+        if settings.resource_checks > 0 and outcome != "stopped":
             resources = await check_resources(
                 store, crawl_id, settings, _allowed(start_urls, allow, trust_start_urls)
             )

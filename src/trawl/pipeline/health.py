@@ -18,7 +18,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from trawl.crawl.frontier import Frontier
-from trawl.records import CrawlUrl, HostTally
+from trawl.records import CrawlUrl, HostTally, Href
 from trawl.store.base import Store
 from trawl.store.frontier_queries import CAPPED, MARKER
 from trawl.urls.identity import politeness_host
@@ -206,10 +206,10 @@ class DepthCap:
         self._max_depth = max_depth
         self._wanted = wanted
 
-    def links(self, item: CrawlUrl, follow: Sequence[str]) -> None:
+    def links(self, item: CrawlUrl, follow: Sequence[Href]) -> None:
         if item.depth + 1 <= self._max_depth:
             return
-        for url in follow:
-            if self._wanted(url):
-                self._caps.hit(url, "max_depth")
+        for href in follow:
+            if self._wanted(href.url):
+                self._caps.hit(href.url, "max_depth")
                 return

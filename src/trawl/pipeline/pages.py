@@ -21,7 +21,7 @@ from trawl.errors import RenderError
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.health import DepthCap
-from trawl.records import CrawlUrl, FetchResult, Link, PageRecord
+from trawl.records import CrawlUrl, FetchResult, Href, Link, PageRecord
 from trawl.stage_pool import StagePool
 from trawl.store.base import Store
 from trawl.understand.indexability import Indexability
@@ -98,13 +98,13 @@ class PagePipeline:
             headers["If-Modified-Since"] = last_modified
         return headers
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
         follow = await self._fetched(item, result)
         if self.depth_cap is not None and result.location is None:
             self.depth_cap.links(item, follow)
         return follow
 
-    async def _fetched(self, item: CrawlUrl, result: FetchResult) -> list[str]:
+    async def _fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
         if result.status == 304:
             self.unchanged += 1
             self._store.touch_page(item.url, self._crawl_id)

@@ -12,6 +12,7 @@ from trawl.net.header_check import check_many
 from trawl.records import HeaderCheck, ResourceCheck
 from trawl.settings import Settings
 from trawl.store.base import Store
+from trawl.urls.start import parse_host_aliases
 
 
 async def check_resources(
@@ -20,7 +21,14 @@ async def check_resources(
     """HEAD the resources (images, scripts, stylesheets...) the crawl's pages use, at most
     ``settings.resource_checks`` of them, and store the answers."""
     urls = store.resource_urls(crawl_id, settings.resource_checks)
-    checks = await check_many(urls, user_agent=settings.user_agent, allowed=allowed)
+    aliases = parse_host_aliases(settings.host_aliases)
+    checks = await check_many(
+        urls,
+        user_agent=settings.user_agent,
+        # The user named the alias targets: like --allow-host, they may be private.
+        allowed=allowed | frozenset(aliases.values()),
+        aliases=aliases,
+    )
     resources = [_resource(c) for c in checks]
     store.save_resources(resources)
     return resources
@@ -43,5 +51,12 @@ async def check_external_headers(
 ) -> list[HeaderCheck]:
     """The report's "Check headers" action: HEAD each URL under seed 003's rules
     (``trawl.net.header_check``), six at once, in the order given. Private
-    addresses are refused unless their exact host:port is in ``allow``."""
-    return await check_many(urls, user_agent=settings.user_agent, allowed=frozenset(allow))
+    addresses are refused unless their exact host:port is in ``allow`` or is the target
+    of one of ``host_aliases``, which are honoured as in the crawl."""
+    aliases = parse_host_aliases(settings.host_aliases)
+    return await check_many(
+        urls,
+        user_agent=settings.user_agent,
+        allowed=frozenset(allow) | frozenset(aliases.values()),
+        aliases=aliases,
+    )

@@ -17,7 +17,7 @@ from datetime import datetime
 from trawl.errors import InvalidUrl, SitemapError
 from trawl.sitemaps.dates import dates_trusted, parse_date
 from trawl.sitemaps.xmlreader import Kind, read_xml
-from trawl.urls.identity import normalise
+from trawl.urls.identity import forms, normalise
 
 # sitemaps.org: at most 50,000 URLs and 50 MB (uncompressed) per file.
 MAX_BYTES = 50 * 1024 * 1024
@@ -46,6 +46,7 @@ class SitemapEntry:
 
     url: str  # normalised (trawl.urls.identity), resolved against the sitemap URL
     lastmod: datetime | None  # aware UTC; None when absent, unreadable or untrusted
+    request: str | None = None  # the URL as written, when not ``url`` (it is requested)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ class _Collector:
     base: str
     max_urls: int
     found: dict[str, datetime | None] = field(default_factory=dict)  # keeps document order
+    written: dict[str, str] = field(default_factory=dict)  # identity -> as written, if not it
     skipped: int = 0
     truncated: bool = False
 
@@ -83,7 +85,7 @@ class _Collector:
             self.skipped += 1
             return
         try:
-            url = normalise(location, self.base)
+            url, request = forms(location, self.base)
         except InvalidUrl:
             self.skipped += 1
             return
@@ -91,6 +93,8 @@ class _Collector:
             self.skipped += 1
             return
         self.found[url] = parse_date(date)
+        if request is not None:
+            self.written[url] = request
 
 
 def parse_sitemap(
@@ -128,7 +132,7 @@ def parse_sitemap(
         children = tuple(collector.found)
     else:
         entries = tuple(
-            SitemapEntry(page, lastmod if trusted else None)
+            SitemapEntry(page, lastmod if trusted else None, collector.written.get(page))
             for page, lastmod in collector.found.items()
         )
         children = ()

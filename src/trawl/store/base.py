@@ -153,6 +153,20 @@ class Store(Protocol):
         nothing, when that is more than ``within``."""
         ...
 
+    def host_failed(self, crawl_id: int, host: str) -> int:
+        """One more failure in a row at ``host`` in the crawl, whichever worker met it;
+        return how many there are now."""
+        ...
+
+    def host_answered(self, crawl_id: int, host: str) -> None:
+        """``host`` answered in the crawl: its failures in a row start again."""
+        ...
+
+    def park_host(self, crawl_id: int, host: str, reason: str) -> list[CrawlUrl]:
+        """Give ``host`` up for the crawl: its queued URLs no one holds are skipped with
+        ``reason`` (and returned), and URLs of it added later are skipped as they come."""
+        ...
+
     # -- pages and links
     def save_page(
         self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None

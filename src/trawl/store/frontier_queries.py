@@ -46,10 +46,36 @@ class FrontierQueries:
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None:
         # In URL order: two workers adding the same URLs lock them in the same order
         # (PostgreSQL waits on a row another transaction is inserting) and never deadlock.
-        rows = sorted((crawl_id, i.url, i.depth, i.source, politeness_host(i.url)) for i in items)
+        rows = sorted(
+            (crawl_id, i.url, i.depth, i.source, politeness_host(i.url), i.request) for i in items
+        )
+        hosts = sorted({r[4] for r in rows})
         with self._transaction():
-            self._db.executemany(shared_sql.HOST_ADD, sorted({(r[4],) for r in rows}))
-            self._db.executemany(shared_sql.FRONTIER_ADD, rows)
+            self._db.executemany(shared_sql.HOST_ADD, [(h,) for h in hosts])
+            # A host the crawl's workers gave up on takes no more work: its URLs come
+            # in skipped, so no worker claims them and the crawl can end.
+            parked = self._parked(crawl_id, hosts)
+            self._db.executemany(
+                shared_sql.FRONTIER_ADD,
+                [
+                    (*r, "skipped", parked[r[4]]) if r[4] in parked else (*r, "queued", None)
+                    for r in rows
+                ],
+            )
+
+    def _parked(self, crawl_id: int, hosts: Sequence[str]) -> dict[str, str]:
+        """Which of ``hosts`` the crawl gave up on, and why."""
+        parked: dict[str, str] = {}
+        for at in range(0, len(hosts), 500):
+            chunk = hosts[at : at + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT host, parked_reason FROM host_slots"  # noqa: S608 - placeholders only
+                f" WHERE parked_by = ? AND host IN ({marks})",
+                (crawl_id, *chunk),
+            )
+            parked.update(rows)
+        return parked
 
     def frontier_mark(self, crawl_id: int, url: str, state: str, reason: str | None = None) -> None:
         self._mark(crawl_id, url, state, reason)
@@ -62,10 +88,11 @@ class FrontierQueries:
 
     def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]:
         rows = self._db.execute(
-            "SELECT url, depth, source FROM frontier WHERE crawl_id = ? AND state = 'queued'",
+            "SELECT url, depth, source, request_url FROM frontier"
+            " WHERE crawl_id = ? AND state = 'queued'",
             (crawl_id,),
         )
-        return [CrawlUrl(u, d, s) for u, d, s in rows]
+        return [CrawlUrl(u, d, s, request=r) for u, d, s, r in rows]
 
     def frontier_waiting(self, crawl_id: int, host: str) -> list[CrawlUrl]:
         rows = self._db.execute(
@@ -170,10 +197,10 @@ class FrontierQueries:
             row = self._db.execute(shared_sql.CLAIM_URL, (crawl_id, host, now)).fetchone()
             if row is None:
                 return None
-            url, depth, source, retries = row
+            url, depth, source, retries, request = row
             self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, url))
             self._db.execute(shared_sql.BOOK_HOST, (now + max(delay, crawl_delay), host))
-        return CrawlUrl(url, depth, source, retries=retries)
+        return CrawlUrl(url, depth, source, retries=retries, request=request)
 
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
         self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
@@ -216,6 +243,27 @@ class FrontierQueries:
 
     def frontier_active(self, crawl_id: int) -> bool:
         return bool(self._db.execute(shared_sql.ACTIVE, (crawl_id, crawl_id)).fetchone()[0])
+
+    def host_failed(self, crawl_id: int, host: str) -> int:
+        row = self._db.execute(shared_sql.HOST_FAILED, (host, crawl_id)).fetchone()
+        return int(row[0])
+
+    def host_answered(self, crawl_id: int, host: str) -> None:
+        self._db.execute(
+            "UPDATE host_slots SET failures = 0 WHERE host = ? AND failures_crawl = ?",
+            (host, crawl_id),
+        )
+
+    def park_host(self, crawl_id: int, host: str, reason: str) -> list[CrawlUrl]:
+        with self._transaction("IMMEDIATE"):
+            self._db.execute(
+                "UPDATE host_slots SET parked_by = ?, parked_reason = ? WHERE host = ?",
+                (crawl_id, reason, host),
+            )
+            rows = self._db.execute(
+                shared_sql.PARK_QUEUED, (reason, crawl_id, host, self._now())
+            ).fetchall()
+        return [CrawlUrl(u, d, s, retries=r, request=q) for u, d, s, r, q in rows]
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds, self._now() + seconds))

@@ -59,7 +59,7 @@ slot AS (
     FOR UPDATE OF h SKIP LOCKED
 ),
 pick AS (
-    SELECT f.url, f.depth, f.source, f.retries FROM frontier f, slot, now
+    SELECT f.url, f.depth, f.source, f.retries, f.request_url FROM frontier f, slot, now
     WHERE f.crawl_id = %(crawl)s AND f.host = slot.host AND {_FREE}
     ORDER BY f.depth
     LIMIT 1
@@ -76,7 +76,7 @@ booked AS (
     FROM slot, now, leased
     WHERE host_slots.host = slot.host
 )
-SELECT pick.url, pick.depth, pick.source, pick.retries FROM pick, leased
+SELECT pick.url, pick.depth, pick.source, pick.retries, pick.request_url FROM pick, leased
 """  # noqa: S608 - constant text only
 
 
@@ -239,8 +239,8 @@ class PostgresStore(SQLiteStore):
             row = conn.execute(_CLAIM, params).fetchone()
         if row is None:
             return None
-        url, depth, source, retries = row
-        return CrawlUrl(url, depth, source, retries=retries)
+        url, depth, source, retries, request = row
+        return CrawlUrl(url, depth, source, retries=retries, request=request)
 
     def crawl_grant(self, crawl_id: int, want: int, cap: int) -> int:
         # One statement: the crawl's row is locked from the read to the write, so two

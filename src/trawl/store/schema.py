@@ -212,6 +212,19 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX page_history_host ON page_history(host, crawl_id);
     """,
+    # 12: the exact URL first seen beside its identity (seed 003), where they differ:
+    #    NULL means the identity was requested, so older rows read as they were.
+    #    And per host in a crawl shared by workers: failures in a row, and the run
+    #    that parked the host (failures_crawl, parked_by: a crawl id).
+    """
+    ALTER TABLE frontier ADD COLUMN request_url TEXT;
+    ALTER TABLE pages ADD COLUMN request_url TEXT;
+    ALTER TABLE links ADD COLUMN request_url TEXT;
+    ALTER TABLE host_slots ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE host_slots ADD COLUMN failures_crawl INTEGER;
+    ALTER TABLE host_slots ADD COLUMN parked_by INTEGER;
+    ALTER TABLE host_slots ADD COLUMN parked_reason TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

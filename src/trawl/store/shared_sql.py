@@ -6,9 +6,26 @@ live here; each backend keeps what differs.
 from __future__ import annotations
 
 FRONTIER_ADD = (
-    "INSERT INTO frontier (crawl_id, url, depth, source, host) VALUES (?, ?, ?, ?, ?)"
-    " ON CONFLICT DO NOTHING"
+    "INSERT INTO frontier (crawl_id, url, depth, source, host, request_url, state, reason)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 )
+# One more failure in a row at a host in a crawl (a count left by another crawl starts
+# again). Parameters: host, crawl_id.
+HOST_FAILED = """
+INSERT INTO host_slots (host, failures, failures_crawl) VALUES (?, 1, ?)
+ON CONFLICT (host) DO UPDATE SET
+    failures = CASE WHEN host_slots.failures_crawl = excluded.failures_crawl
+                    THEN host_slots.failures + 1 ELSE 1 END,
+    failures_crawl = excluded.failures_crawl
+RETURNING failures
+"""
+# Parameters: reason, crawl_id, host, now.
+PARK_QUEUED = """
+UPDATE frontier SET state = 'skipped', reason = ?, lease_owner = NULL, lease_until = NULL
+WHERE crawl_id = ? AND host = ? AND state = 'queued'
+  AND (lease_owner IS NULL OR lease_until < ?)
+RETURNING url, depth, source, retries, request_url
+"""
 HOST_ADD = "INSERT INTO host_slots (host) VALUES (?) ON CONFLICT DO NOTHING"
 
 LATEST_RUNNING = "SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id DESC LIMIT 1"
@@ -41,7 +58,7 @@ LIMIT 1
 """  # noqa: S608 - constant text only
 # Then the host's shallowest free URL. Parameters: crawl_id, host, now.
 CLAIM_URL = f"""
-SELECT f.url, f.depth, f.source, f.retries FROM frontier f
+SELECT f.url, f.depth, f.source, f.retries, f.request_url FROM frontier f
 WHERE f.crawl_id = ? AND f.host = ? AND {_FREE}
 ORDER BY f.depth
 LIMIT 1

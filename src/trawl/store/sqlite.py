@@ -45,7 +45,7 @@ _PAGE_COLUMNS = (
     " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
     " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
     " inlinks, text_hash, simhash, quality, community, headers, sections, aside,"
-    " response_time, size, h1_count, in_sitemap"
+    " response_time, size, h1_count, in_sitemap, request_url"
 )
 # Written only by the batch step after a crawl (save_signals): saving a page again keeps them.
 _SIGNAL_COLUMNS = "authority, scored, duplicate_of, canonical_reason, discussed_on"
@@ -110,8 +110,8 @@ class SQLiteStore(FrontierQueries, AdminQueries):
             if resumed_from is not None:
                 self._db.execute(
                     "INSERT INTO frontier (crawl_id, url, depth, source, state, reason, host,"
-                    " retries) SELECT ?, url, depth, source, state, reason, host, retries"
-                    " FROM frontier WHERE crawl_id = ?",
+                    " retries, request_url) SELECT ?, url, depth, source, state, reason, host,"
+                    " retries, request_url FROM frontier WHERE crawl_id = ?",
                     (crawl_id, resumed_from),
                 )
                 self._db.execute(
@@ -209,7 +209,7 @@ class SQLiteStore(FrontierQueries, AdminQueries):
             self._db.execute("DELETE FROM links WHERE from_page = ?", (page_id,))
             self._db.executemany(
                 "INSERT INTO links (from_page, to_url, anchor, nofollow, element, attribute, rel,"
-                " heading) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " heading, request_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
                         page_id,
@@ -220,6 +220,7 @@ class SQLiteStore(FrontierQueries, AdminQueries):
                         link.attribute,
                         link.rel,
                         link.heading,
+                        link.request,
                     )
                     for link in links
                 ],
@@ -278,11 +279,12 @@ class SQLiteStore(FrontierQueries, AdminQueries):
 
     def links_from(self, url: str) -> list[Link]:
         rows = self._db.execute(
-            "SELECT l.to_url, l.anchor, l.nofollow, l.element, l.attribute, l.rel, l.heading"
-            " FROM links l JOIN pages p ON p.id = l.from_page WHERE p.url = ? ORDER BY l.rowid",
+            "SELECT l.to_url, l.anchor, l.nofollow, l.element, l.attribute, l.rel, l.heading,"
+            " l.request_url FROM links l JOIN pages p ON p.id = l.from_page WHERE p.url = ?"
+            " ORDER BY l.rowid",
             (url,),
         )
-        return [Link(u, a, bool(n), e, at, r, h) for u, a, n, e, at, r, h in rows]
+        return [Link(u, a, bool(n), e, at, r, h, q) for u, a, n, e, at, r, h, q in rows]
 
     def anchors_to(self, url: str, limit: int = 100) -> list[str]:
         """Distinct anchor texts of links from other pages to ``url``."""
@@ -518,6 +520,7 @@ def _page_values(r: PageRecord) -> tuple[Any, ...]:
         r.size,
         r.h1_count,
         int(r.in_sitemap),
+        r.request_url,
     )
 
 
@@ -566,11 +569,12 @@ def _page_record(row: Sequence[Any]) -> PageRecord:
         size=row[33],
         h1_count=row[34],
         in_sitemap=bool(row[35]),
-        authority=row[36],
-        scored=bool(row[37]),
-        duplicate_of=row[38],
-        canonical_reason=row[39],
-        discussed_on=_discussions(row[40]),
+        request_url=row[36],
+        authority=row[37],
+        scored=bool(row[38]),
+        duplicate_of=row[39],
+        canonical_reason=row[40],
+        discussed_on=_discussions(row[41]),
     )
 
 

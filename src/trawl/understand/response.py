@@ -22,15 +22,15 @@ from urllib.parse import urlsplit
 from trawl.errors import InvalidUrl
 from trawl.extract.dates import page_dates
 from trawl.extract.links import followed
-from trawl.records import CrawlUrl, FetchResult, PageRecord, ParsedPage
+from trawl.records import CrawlUrl, FetchResult, Href, PageRecord, ParsedPage
 from trawl.understand.community import is_community
 from trawl.understand.directives import robots_directives
 from trawl.understand.indexability import Indexability, indexability, is_query_variant
 from trawl.understand.refresh import refresh_redirect
-from trawl.urls.identity import normalise
+from trawl.urls.identity import forms
 
 
-def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord, list[str]]:
+def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord, list[Href]]:
     """The record so far, and the URLs to follow when there is no HTML to parse.
 
     ``record.indexable`` is true when the response is HTML worth parsing; the
@@ -46,15 +46,17 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
         headers=result.headers,
         response_time=result.elapsed,
         size=_size(result),
+        request_url=item.request,
     )
     location = result.location
     if location is not None:
         try:
-            target = normalise(location, base=item.url)
+            # Against the URL requested: a relative Location is the server's answer to it.
+            target, request = forms(location, base=item.request_url)
         except InvalidUrl as e:
             record = replace(record, error=f"unusable redirect: {e}")
             return _labelled(record), []
-        return _labelled(replace(record, redirect_to=target)), [target]
+        return _labelled(replace(record, redirect_to=target)), [Href(target, request)]
     if result.status >= 400:
         return _labelled(replace(record, error=f"HTTP {result.status}")), []
     if 200 <= result.status < 300 and result.is_html:
@@ -69,7 +71,7 @@ def understand_page(
     result: FetchResult,
     product_token: str,
     sitemap_lastmod: datetime | None = None,
-) -> tuple[PageRecord, list[str]]:
+) -> tuple[PageRecord, list[Href]]:
     """Apply what the HTML says about itself; return the final record and the URLs to follow.
 
     ``sitemap_lastmod`` is the page's lastmod from a sitemap whose dates are trusted.
@@ -110,11 +112,14 @@ def understand_page(
 
     target = _refresh_target(parsed.refresh, record.url)
     if target is not None:
-        return _labelled(replace(record, redirect_to=target)), [target]
+        return _labelled(replace(record, redirect_to=target.url)), [target]
     record = _labelled(replace(record, indexable=False), noindex=directives.noindex)
     if record.indexability == Indexability.CANONICALISED and parsed.canonical:
         canonical = parsed.canonical
-        follow = [canonical, *(u for u in follow if not is_query_variant(u, canonical))]
+        follow = [
+            Href(canonical),
+            *(h for h in follow if not is_query_variant(h.url, canonical)),
+        ]
     return record, follow
 
 
@@ -136,6 +141,7 @@ def _unfetched(item: CrawlUrl, fetched_at: float) -> PageRecord:
         status=0,
         depth=item.depth,
         fetched_at=fetched_at,
+        request_url=item.request,
     )
 
 
@@ -164,12 +170,13 @@ def _labelled(record: PageRecord, *, noindex: bool = False) -> PageRecord:
     return replace(record, indexability=label.value, indexable=label == Indexability.INDEXABLE)
 
 
-def _refresh_target(content: str | None, url: str) -> str | None:
+def _refresh_target(content: str | None, url: str) -> Href | None:
     raw = refresh_redirect(content)
     if raw is None:
         return None
     try:
-        target = normalise(raw, base=url)
+        target, request = forms(raw, base=url)
     except InvalidUrl:
         return None
-    return None if target == url else target  # a page that refreshes itself is no redirect
+    # A page that refreshes itself is no redirect.
+    return None if target == url else Href(target, request)

@@ -67,6 +67,34 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 def normalise(url: str, base: str | None = None) -> str:
     """The identity of ``url`` (resolved against ``base``), or raise InvalidUrl."""
+    return _identity(_resolved(url, base))
+
+
+def forms(url: str, base: str | None = None) -> tuple[str, str | None]:
+    """The identity of ``url`` and the URL to request for it, None when that is the
+    identity; raise InvalidUrl as ``normalise`` does.
+
+    The identity decides whether a URL was seen; the request is the link as written
+    (seed 003: the first exact URL is what is sent), read as a browser reads it (host
+    canonical, default port and fragment dropped, dot segments removed, unsafe
+    characters percent-encoded) with its query order, repeated and tracking fields and
+    percent-escapes kept: a server may sign its query or tell ``%7E`` from ``~``.
+    """
+    parts = _resolved(url, base)
+    identity = _identity(parts)
+    path = parts.path or "/"
+    if "/." in path:
+        path = remove_dot_segments(path)
+    request = f"{parts.scheme}://{_netloc(parts)}{path}"
+    if parts.query:
+        request += "?" + parts.query
+    if request == identity or len(request) > MAX_URL_LENGTH:
+        return identity, None
+    return identity, request
+
+
+def _resolved(url: str, base: str | None) -> SplitResult:
+    """``url`` resolved against ``base`` and split, before any normalisation."""
     if not _ALREADY_SAFE.fullmatch(url):
         url = _clean(url)
     if len(url) > MAX_URL_LENGTH:
@@ -79,7 +107,10 @@ def normalise(url: str, base: str | None = None) -> str:
             url = urljoin(base, url)
         except ValueError as e:
             raise InvalidUrl(f"cannot resolve {url!r}: {e}") from e
-    parts = _split(url)
+    return _split(url)
+
+
+def _identity(parts: SplitResult) -> str:
     path = parts.path or "/"
     if "%" in path:
         # Before dot segments: "%2e%2e" is "..", and must be removed like it.
