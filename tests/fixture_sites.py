@@ -75,6 +75,7 @@ class SiteServer:
         self.host = host
         self.requests: list[tuple[float, str, str]] = []  # (time, method, path)
         self.request_headers: list[dict[str, str]] = []
+        self.request_lines: list[str] = []  # each request line as it came, byte for byte
         self.bytes_sent = 0
         self._lock = threading.Lock()
         server = self
@@ -91,6 +92,7 @@ class SiteServer:
             def _answer(self, *, send_body: bool) -> None:
                 with server._lock:
                     server.requests.append((time.monotonic(), self.command, self.path))
+                    server.request_lines.append(self.raw_requestline.decode("latin-1").rstrip())
                     server.request_headers.append(dict(self.headers.items()))
                 route = server.routes.get(self.path)
                 if route is None and dynamic is not None:
