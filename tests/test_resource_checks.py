@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fixture_sites import Route, SiteServer, html_page
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
+from trawl.pipeline.resource_checks import check_external_headers
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
 
@@ -103,3 +104,49 @@ async def test_a_resource_on_a_private_host_not_named_is_refused(
         assert "non-public" in check.error
     finally:
         store.close()
+
+
+# A site crawled under host_aliases: named 127.0.0.9 (a loopback name, so that nothing
+# leaves the machine even when the alias is ignored), served by a server elsewhere.
+SITE = "127.0.0.9"
+
+
+async def test_resource_checks_honour_host_aliases(serve: Serve, tmp_path: Path) -> None:
+    mirror = serve(site_with_resources())
+    settings = Settings(
+        data=tmp_path, delay=0, parse_workers=0, host_aliases=f"{SITE}={mirror.host}:{mirror.port}"
+    )
+
+    outcome = await run(settings, f"http://{SITE}/")
+
+    # Asked of the mirror, naming the site: as the crawl's own requests are.
+    assert outcome.resources_checked == 4
+    assert outcome.resources_broken == 2
+    heads = [
+        (p, h.get("Host"))
+        for (_, m, p), h in zip(mirror.requests, mirror.request_headers, strict=True)
+        if m == "HEAD"
+    ]
+    assert sorted(heads) == sorted(
+        (p, SITE) for p in ["/img/ok.png", "/img/gone.png", "/style.css", "/app.js"]
+    )
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        statuses = {r.url: r.status for r in store.resources()}
+    finally:
+        store.close()
+    assert statuses[f"http://{SITE}/img/ok.png"] == 200
+    assert statuses[f"http://{SITE}/img/gone.png"] == 404
+
+
+async def test_check_headers_asks_an_aliased_host_at_its_target(serve: Serve) -> None:
+    mirror = serve({"/old": Route(b"", 301, {"Content-Type": "text/html"})})
+    # The mirror redirects to its own address: the report shows the site's URL.
+    mirror.routes["/old"].headers["Location"] = mirror.url("/new")
+    settings = Settings(host_aliases=f"{SITE}={mirror.host}:{mirror.port}")
+
+    (check,) = await check_external_headers([f"http://{SITE}/old"], settings)
+
+    assert (check.status, check.error) == (301, None)
+    assert check.location == f"http://{SITE}/new"
+    assert mirror.request_headers[0]["Host"] == SITE

@@ -166,3 +166,32 @@ async def test_a_body_sent_after_head_is_not_read() -> None:
         )
     assert check.status == 200
     assert check.header("content-type") == "text/html"
+
+
+async def test_an_aliased_host_is_asked_at_its_target_and_never_resolved(
+    serve: Callable[..., SiteServer],
+) -> None:
+    mirror = serve({"/x.png": Route(b"png", headers={"Content-Type": "image/png"})})
+    target = (mirror.host, mirror.port)
+    # A name no resolver knows: only the alias can reach it.
+    url = "https://docs.mirror.invalid/x.png"
+
+    check = await check_headers(
+        url, user_agent=UA, allowed=frozenset({target}), aliases={"docs.mirror.invalid": target}
+    )
+
+    assert (check.status, check.error) == (200, None)
+    assert [(m, p) for _, m, p in mirror.requests] == [("HEAD", "/x.png")]
+    assert mirror.request_headers[0]["Host"] == "docs.mirror.invalid"  # over plain HTTP
+
+
+async def test_an_alias_to_a_private_target_not_allowed_is_refused(
+    serve: Callable[..., SiteServer],
+) -> None:
+    mirror = serve({"/x.png": Route(b"png")})
+    aliases = {"docs.mirror.invalid": (mirror.host, mirror.port)}
+
+    check = await check_headers("http://docs.mirror.invalid/x.png", user_agent=UA, aliases=aliases)
+
+    assert check.status == 0 and check.error is not None and "non-public" in check.error
+    assert mirror.requests == []
