@@ -92,7 +92,7 @@ class SiteServer:
             def _answer(self, *, send_body: bool) -> None:
                 with server._lock:
                     server.requests.append((time.monotonic(), self.command, self.path))
-                    server.request_lines.append(self.raw_requestline.decode("latin-1").rstrip())
+                    server.request_lines.append(self.requestline)
                     server.request_headers.append(dict(self.headers.items()))
                 route = server.routes.get(self.path)
                 if route is None and dynamic is not None:
