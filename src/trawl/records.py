@@ -281,6 +281,10 @@ class SearchPage:
     did_you_mean: str | None = None
 
 
+# The crawl log's skip reason for the one reason most fetched pages were not indexed.
+NOT_INDEXED = "not indexed: "
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlRun:
     """One row of the crawl log."""
@@ -294,6 +298,15 @@ class CrawlRun:
     outcome: str  # running, complete, capped, stopped, interrupted, unhealthy, failed
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
     resumed_from: int | None = None
+
+    @property
+    def note(self) -> str | None:
+        """The one reason most of the run's pages were not indexed, when there is one:
+        "368 pages canonicalised to sumo.dlr.de (outside the crawl): not indexed"."""
+        for reason, count in self.skipped.items():
+            if reason.startswith(NOT_INDEXED):
+                return f"{count} pages {reason.removeprefix(NOT_INDEXED)}: not indexed"
+        return None
 
 
 @dataclass(frozen=True, slots=True)

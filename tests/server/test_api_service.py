@@ -541,3 +541,47 @@ def test_evict_counts_first_then_removes(service: Service) -> None:
     assert applied["removed"] == doomed == sum(applied["counts"].values())
     assert report(service)["total"] == before - doomed
     assert service.client.post("/api/admin/evict").status_code == 401
+
+
+def test_a_crawl_canonicalised_elsewhere_says_why_in_the_api_and_the_admin_page(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # A mirror: every page names its live host as canonical, so none is indexed.
+    pages = {
+        f"/m{i}": html_page(
+            f"Mirror {i}",
+            "<p>osprey</p>",
+            head=f'<link rel="canonical" href="https://live.example/m{i}">',
+        )
+        for i in range(4)
+    }
+    home = "".join(f'<a href="/m{i}">m</a>' for i in range(4))
+    pages["/"] = html_page(
+        "Mirror", home, head='<link rel="canonical" href="https://live.example/">'
+    )
+    mirror = serve(pages)
+    with served(serve, tmp_path, allow=[mirror]) as service:
+        service.admin("POST", "/api/admin/crawls", json={"urls": [mirror.url("/")]})
+
+        status = wait_for_crawl(service)
+        admin = service.admin("GET", "/admin").text
+
+    why = "5 pages canonicalised to live.example (outside the crawl): not indexed"
+    assert status["note"] == why
+    assert admin.count(why) == 2  # the last crawl's status, and its row in the history
+
+
+def test_a_crawl_that_fails_on_a_bug_says_so_in_the_api(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: object, **kwargs: object) -> None:
+        # A fault no site can cause: an exception that is not a Trawl error.
+        raise RuntimeError("a bug")
+
+    with served(serve, tmp_path) as service:
+        monkeypatch.setattr("trawl.server.crawls.crawl", broken)
+        service.admin("POST", "/api/admin/crawls", json={"urls": [service.site.url("/")]})
+
+        status = wait_for_crawl(service)
+
+    assert status["error"].startswith("internal error (RuntimeError: a bug)")

@@ -30,7 +30,7 @@ from trawl.pipeline.health import (
     mark_embedded,
 )
 from trawl.pipeline.pages import PagePipeline
-from trawl.records import CrawlUrl, ResourceCheck
+from trawl.records import NOT_INDEXED, CrawlUrl, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.stage_pool import StagePool, workers_for
@@ -245,7 +245,7 @@ async def crawl(
             )
         loss = _main_loss(pipeline, stats)
         if loss is not None:
-            stats.skipped[f"not indexed: {loss[0]}"] = loss[1]
+            stats.skipped[NOT_INDEXED + loss[0]] = loss[1]
         judgement = judge_crawl(
             store,
             crawl_id,

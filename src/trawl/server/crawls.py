@@ -116,6 +116,10 @@ class CrawlManager:
         except TrawlError as e:
             self.last_error = str(e)
             log.warning("crawl of %s failed: %s", run.start_urls, e)
+        except Exception as e:
+            # A bug, not a site: said on the admin page and the API, not lost with the task.
+            self.last_error = f"internal error ({type(e).__name__}: {e}); see the server log"[:500]
+            log.exception("crawl of %s failed", run.start_urls)
         finally:
             store.close()
 
@@ -146,6 +150,7 @@ class CrawlManager:
             "outcome": None,
             "crawl_id": run.crawl_id if run else None,
             "error": self.last_error,
+            "note": None,  # when most pages were not indexed for one reason, that reason
         }
         if run is not None and stats is not None:
             answer.update(
@@ -164,6 +169,7 @@ class CrawlManager:
             answer.update(
                 outcome=o.outcome,
                 crawl_id=o.crawl_id,
+                note=o.main_loss,
                 pages_per_second=round(o.pages_per_second, 2),
                 progress=1.0,
             )

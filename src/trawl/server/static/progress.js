@@ -26,7 +26,7 @@
       if (none) none.remove();
       row = document.createElement("tr");
       row.dataset.crawl = s.crawl_id;
-      ["id", "", "", "urls", "ok", "failed", "outcome"].forEach(function (name) {
+      ["id", "", "", "urls", "ok", "failed", "outcome", "note"].forEach(function (name) {
         var cell = document.createElement("td");
         if (name && name !== "id" && name !== "urls") cell.className = name;
         row.appendChild(cell);
@@ -38,6 +38,7 @@
     row.querySelector(".ok").textContent = s.ok;
     row.querySelector(".failed").textContent = s.failed;
     row.querySelector(".outcome").textContent = s.running ? "running" : (s.outcome || "");
+    row.querySelector(".note").textContent = s.note || "";
   }
   function errors(list) {
     var box = document.getElementById("last-errors-box");
