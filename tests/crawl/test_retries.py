@@ -3,6 +3,7 @@ host that keeps failing is slowed, then parked and named. Real loopback servers.
 
 from __future__ import annotations
 
+import itertools
 import socket
 import struct
 import threading
@@ -152,3 +153,18 @@ async def test_a_host_that_keeps_failing_is_parked_and_named(serve: Serve, tmp_p
     assert list(outcome.parked_hosts) == ["127.0.0.1"]  # politeness is per host name
     assert "9 failures in a row, the last HTTP 502" in outcome.parked_hosts["127.0.0.1"]
     assert outcome.skipped["host parked after repeated failures"] == 20 - PARK_AFTER // 3
+
+
+async def test_a_host_failing_three_times_in_a_row_is_slowed(serve: Serve, tmp_path: Path) -> None:
+    broken = Route(b"down", 502, {"Content-Type": "text/plain"})
+    site = serve({"/": html_page("Home", links("/a", "/b")), "/a": broken, "/b": broken})
+
+    await run(tmp_path, site.url("/"), host_concurrency=1)
+
+    times = [t for t, _, p in site.requests if p in ("/a", "/b")]
+    assert len(times) == 6  # two pages, three tries each: not yet parked
+    gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+    # Past SLOW_AFTER (3) failures the host's delay is the back-off doubled each time
+    # (0.1 s, 0.2 s, 0.4 s): /b's first try waits for it, where the crawl's delay is 0.
+    assert gaps[2] >= 0.09
+    assert gaps[3] >= 0.19 and gaps[4] >= 0.39
