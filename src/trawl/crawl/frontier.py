@@ -263,6 +263,18 @@ class Frontier:
     def seen(self, url: str) -> bool:
         return hash(url) in self._seen
 
+    def drop_host(self, url: str) -> list[CrawlUrl]:
+        """Take every URL queued for ``url``'s host out (a host parked for the run)."""
+        state = self._hosts.get(politeness_host(url))
+        if state is None:
+            return []
+        dropped = list(state.queue)
+        state.queue.clear()
+        self._queued -= len(dropped)
+        if dropped:
+            self._settle(politeness_host(url), state)
+        return dropped
+
     def host_failed(self, url: str) -> int:
         key = politeness_host(url)
         failures = self._failures[key] = self._failures.get(key, 0) + 1
@@ -273,17 +285,8 @@ class Frontier:
             self._failures.pop(politeness_host(url), None)
 
     def park(self, url: str, reason: str) -> list[CrawlUrl]:
-        """Take every URL queued for ``url``'s host out (the crawler skips the host's
-        later URLs itself)."""
-        state = self._hosts.get(politeness_host(url))
-        if state is None:
-            return []
-        dropped = list(state.queue)
-        state.queue.clear()
-        self._queued -= len(dropped)
-        if dropped:
-            self._settle(politeness_host(url), state)
-        return dropped
+        """The host's queued URLs taken out; the crawler skips its later URLs itself."""
+        return self.drop_host(url)
 
     @property
     def queued(self) -> int:
