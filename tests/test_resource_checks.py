@@ -150,3 +150,26 @@ async def test_check_headers_asks_an_aliased_host_at_its_target(serve: Serve) ->
     assert (check.status, check.error) == (301, None)
     assert check.location == f"http://{SITE}/new"
     assert mirror.request_headers[0]["Host"] == SITE
+
+
+async def test_a_resource_is_asked_as_the_page_wrote_it(serve: Serve, tmp_path: Path) -> None:
+    written = "/img/a%7Eb.png?v=2&a=1"
+    site = serve(
+        {
+            "/": html_page("Home", f'<img src="{written}" alt="logo">'),
+            written: Route(b"png", headers={"Content-Type": "image/png"}),
+        }
+    )
+    settings = Settings(data=tmp_path, delay=0, parse_workers=0)
+
+    outcome = await run(settings, site.url("/"))
+
+    assert (outcome.resources_checked, outcome.resources_broken) == (1, 0)
+    assert f"HEAD {written} HTTP/1.1" in site.request_lines
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        (check,) = store.resources()
+        assert (check.url, check.status) == (site.url("/img/a~b.png?a=1&v=2"), 200)
+        assert store.resource_pages(check.url) == [site.url("/")]
+    finally:
+        store.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 from fixture_sites import Route, SiteServer, html_page
 from trawl.pipeline.crawl_run import crawl
 from trawl.pipeline.workers import work
-from trawl.records import CrawlUrl
+from trawl.records import CrawlUrl, Link, PageRecord
 from trawl.settings import Settings
 from trawl.store.base import Store
 
@@ -107,3 +107,14 @@ def test_the_frontier_keeps_the_written_form_for_claims_and_resumes(store: Store
     assert [i.request for i in store.frontier_pending(resumed)] == [written]
     claimed = store.frontier_claim(resumed, "w", lease=30, delay=0, host_concurrency=1)
     assert claimed is not None and claimed.request_url == written
+
+
+def test_the_first_written_form_of_a_link_is_found_by_its_identity(store: Store) -> None:
+    identity = "https://example.com/i.png?a=1&v=2"
+    first, second = "https://example.com/i.png?v=2&a=1", "https://example.com/i.png?a=1&v=2&"
+    record = PageRecord(url="https://example.com/", host="example.com", status=200, depth=0,
+                        fetched_at=1.0)  # fmt: skip
+    links = [Link(identity, "", element="img", attribute="src", request=r) for r in (first, second)]
+    store.save_page(record, [*links, Link("https://example.com/x", "x")])
+
+    assert store.written_forms([identity, "https://example.com/x"]) == {identity: first}

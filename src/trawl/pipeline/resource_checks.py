@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from trawl.net.addresses import Target
 from trawl.net.header_check import check_many
@@ -21,15 +22,17 @@ async def check_resources(
     """HEAD the resources (images, scripts, stylesheets...) the crawl's pages use, at most
     ``settings.resource_checks`` of them, and store the answers."""
     urls = store.resource_urls(crawl_id, settings.resource_checks)
+    written = store.written_forms(urls)
     aliases = parse_host_aliases(settings.host_aliases)
     checks = await check_many(
-        urls,
+        [written.get(u, u) for u in urls],  # asked as the page wrote it
         user_agent=settings.user_agent,
         # The user named the alias targets: like --allow-host, they may be private.
         allowed=allowed | frozenset(aliases.values()),
         aliases=aliases,
     )
-    resources = [_resource(c) for c in checks]
+    # Kept by identity, as the links name them.
+    resources = [replace(_resource(c), url=u) for u, c in zip(urls, checks, strict=True)]
     store.save_resources(resources)
     return resources
 

@@ -252,6 +252,20 @@ class AdminQueries:
         )
         return [u for (u,) in rows]
 
+    def written_forms(self, urls: Sequence[str]) -> dict[str, str]:
+        forms: dict[str, str] = {}
+        for at in range(0, len(urls), 500):
+            chunk = urls[at : at + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT to_url, request_url FROM links"  # noqa: S608 - placeholders only
+                f" WHERE to_url IN ({marks}) AND request_url IS NOT NULL ORDER BY rowid",
+                tuple(chunk),
+            )
+            for url, request in rows:
+                forms.setdefault(url, request)  # the first occurrence's
+        return forms
+
     def save_resources(self, checks: Sequence[ResourceCheck]) -> None:
         with self._transaction():
             self._db.executemany(

@@ -289,6 +289,11 @@ class Store(Protocol):
         """Distinct resources used by pages this crawl saved, first found first."""
         ...
 
+    def written_forms(self, urls: Sequence[str]) -> dict[str, str]:
+        """For each of ``urls`` a link wrote otherwise, the first form written (what is
+        requested: seed 003's first exact URL)."""
+        ...
+
     def save_resources(self, checks: Sequence[ResourceCheck]) -> None:
         """Upsert by URL: a check replaces the last one."""
         ...
