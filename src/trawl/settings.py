@@ -78,7 +78,7 @@ class Settings:
         "",
         "HOST=TARGET:PORT pairs, comma-separated: pages keep HOST in their URLs while"
         " requests go to TARGET over plain HTTP (a mirror, a staging copy, a site behind"
-        " a proxy, crawled as itself).",
+        " a proxy, crawled as itself); header and resource checks follow them too.",
     )
     max_pending: int = _setting(
         1_000_000, "URLs waiting in the frontier at most (bounds memory); more are dropped.", 1
