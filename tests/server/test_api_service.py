@@ -565,9 +565,11 @@ def test_a_crawl_canonicalised_elsewhere_says_why_in_the_api_and_the_admin_page(
 
         status = wait_for_crawl(service)
         admin = service.admin("GET", "/admin").text
+        history = service.admin("GET", "/api/admin/crawls").json()
 
     why = "5 pages canonicalised to live.example (outside the crawl): not indexed"
     assert status["note"] == why
+    assert history[0]["note"] == why
     assert admin.count(why) == 2  # the last crawl's status, and its row in the history
 
 

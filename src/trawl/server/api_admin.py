@@ -210,7 +210,8 @@ async def post_crawl(request: Request, body: CrawlIn) -> dict[str, Any]:
 
 @router.get("/crawls/current")
 def current_crawl(request: Request) -> dict[str, Any]:
-    """Live counters: discovered, crawled, queued, errors, pages per second."""
+    """Live counters: discovered, crawled, queued, errors, pages per second; once the
+    crawl ended, its outcome and ``note``, the one reason most pages were not indexed."""
     return context_of(request).crawls.status()
 
 
@@ -239,9 +240,10 @@ async def recrawl(request: Request) -> dict[str, Any]:
 def crawl_history(
     request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 50
 ) -> list[dict[str, Any]]:
-    """The crawl log, newest first."""
+    """The crawl log, newest first; ``note``: the one reason most of a run's pages were
+    not indexed, when there is one."""
     with context_of(request).store() as store:
-        return [asdict(c) for c in store.crawls(limit)]
+        return [{**asdict(c), "note": c.note} for c in store.crawls(limit)]
 
 
 @router.get("/crawls.csv")
