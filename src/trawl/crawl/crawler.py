@@ -323,7 +323,8 @@ class Crawler:
             return
         if result.status in RETRIED_STATUSES:
             self._host_failed(host, item.url, f"HTTP {result.status}", loop)
-            if item.retries < MAX_SERVER_RETRIES:
+            # Not put back once its host is parked: another worker would ask it again.
+            if item.retries < MAX_SERVER_RETRIES and host not in self.stats.parked:
                 wait = _retry_after(result) if result.status == 503 else None
                 self._retry(item, wait, f"HTTP {result.status}: retried later", loop)
                 return
