@@ -105,6 +105,8 @@ def test_the_frontier_keeps_the_written_form_for_claims_and_resumes(store: Store
     assert store.frontier_pending(crawl_id) == [CrawlUrl(identity, 1, request=written)]
     resumed = store.begin_crawl(["https://example.com/"], crawl_id)
     assert [i.request for i in store.frontier_pending(resumed)] == [written]
+    # A host's URLs waiting in the store while other hosts' queues fill memory.
+    assert [i.request for i in store.frontier_waiting(resumed, "example.com")] == [written]
     claimed = store.frontier_claim(resumed, "w", lease=30, delay=0, host_concurrency=1)
     assert claimed is not None and claimed.request_url == written
 

@@ -160,7 +160,8 @@ class Frontier:
             # Every host queue in memory is taken: the URL waits in the store, where the
             # caller records every admitted URL, until its host's turn comes.
             self._waiting[host] = waiting + 1
-            if len(self._held) < MAX_HELD and item != CrawlUrl(item.url, item.depth, item.source):
+            kept = CrawlUrl(item.url, item.depth, item.source, request=item.request)
+            if len(self._held) < MAX_HELD and item != kept:
                 self._held[item.url] = item
             return True
         if state is None:
