@@ -87,6 +87,7 @@ def live(serve: Serve, tmp_path: Path, browser: Any, slow_site: SiteServer) -> I
     site = serve(site_routes())
     config = service_settings(tmp_path, admin_allow_hosts=target(slow_site))
     crawl_site(site, config)
+    crawl_site(site, config)  # a second crawl, so the report has changes to compare
     context = browser.new_context()
     page = context.new_page()
     page.set_default_timeout(20_000)
@@ -158,6 +159,8 @@ def test_every_page_fits_a_phone_and_is_photographed(live: Live, slow_site: Site
     admin = {
         "admin": "/admin",
         "report": "/admin/report",
+        "report-issues": "/admin/report/issues",
+        "report-changes": "/admin/report/changes",
         "url-details": "/admin/report/url?url=" + quote(live.site.url("/herons"), safe=""),
         "external-links": "/admin/report/external",
         "metrics": "/admin/metrics",
