@@ -5,7 +5,7 @@ DATA ?= ./trawl-data
 # What the test suite drives for real: every optional feature, and the test tools.
 DEV_EXTRAS := test,render,postgres,eval
 
-.PHONY: run test lint bench clean
+.PHONY: run test check lint bench clean
 
 # One virtual environment; a stamp file per install, so `make run` installs the
 # runtime only and `make test` adds the extras to the same environment.
@@ -31,6 +31,10 @@ lint: $(VENV)/.dev
 
 test: lint
 	$(BIN)/pytest
+
+# The fast tier: no servers, browsers, PostgreSQL or child processes (tests/tiers.py).
+check: lint
+	$(BIN)/pytest -m "not slow"
 
 bench: $(VENV)/.dev
 	$(BIN)/pip install --quiet -e '.[$(DEV_EXTRAS),bench]'

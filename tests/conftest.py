@@ -4,7 +4,7 @@ PostgreSQL server for the session, a fresh database per test; the store on both.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -13,9 +13,26 @@ import pytest
 
 from fixture_sites import Route, SiteServer
 from postgres_server import PostgresServer, server_binaries
+from tiers import guard, mark_slow_items
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
 from trawl.store.sqlite import SQLiteStore
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the slow tier (tests/tiers.py says which tests are slow and why)."""
+    mark_slow_items(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """A test outside the slow tier may not listen on a socket or start a process,
+    in its fixtures of any scope included."""
+    if item.get_closest_marker("slow") is not None:
+        return (yield)
+    with pytest.MonkeyPatch.context() as patch:
+        guard(patch)
+        return (yield)
 
 
 @pytest.fixture
@@ -81,7 +98,7 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
     postgres_server.drop_database(url)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Store]]:
     """Opens the same store again (as another process would): a SQLite file, or a
     PostgreSQL database. Tests that take it run on every backend."""

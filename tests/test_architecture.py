@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import ast
+import multiprocessing
+import re
+import socket
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fixture_sites import REPO
+from fixture_sites import REPO, trawl
+from tiers import (
+    SLOW_CALLS,
+    SLOW_FILES,
+    SLOW_FIXTURES,
+    SLOW_TESTS,
+    FastTierViolation,
+    slow_reason,
+)
+from trawl.store.base import Store
+from trawl.store.postgres import PostgresStore
 
 SRC = REPO / "src" / "trawl"
 
@@ -195,3 +210,63 @@ def test_every_library_trawl_imports_is_declared_where_it_belongs() -> None:
             if not extras or top not in ONLY:
                 undeclared.add((module, name))
     assert not undeclared, f"imported but not a runtime dependency: {sorted(undeclared)}"
+
+
+# The test tiers (tests/tiers.py): `make check` runs what is not slow.
+
+
+def _start_python() -> None:
+    # Out of the test's own code: a test that names subprocess is slow by rule.
+    subprocess.run([sys.executable, "-c", "pass"], check=False)
+
+
+def test_a_fast_tier_test_cannot_listen_or_start_a_process(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("slow") is None
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))  # learning a free port is allowed
+        with pytest.raises(FastTierViolation):
+            sock.listen()
+    with pytest.raises(FastTierViolation):
+        _start_python()
+    for method in ("spawn", "fork"):
+        context: Any = multiprocessing.get_context(method)
+        with pytest.raises(FastTierViolation):
+            context.Process(target=print).start()
+
+
+def _calls_trawl() -> None:
+    def nested() -> None:
+        trawl("--version")
+
+    nested()
+
+
+def test_the_slow_tier_is_chosen_by_fixture_call_file_or_mark() -> None:
+    here = Path(__file__)
+    assert slow_reason(["tmp_path"], here, None, marked_slow=False) is None
+    assert slow_reason(["tmp_path", "serve"], here, None, False) == "uses fixture serve"
+    assert slow_reason([], here, _calls_trawl.__code__, False) == "calls trawl"
+    assert slow_reason([], REPO / "tests" / "test_cli.py", None, False) == "in test_cli.py"
+    assert slow_reason([], here, None, True) == "marked slow"
+    plain = test_the_slow_tier_declarations_name_real_fixtures_and_files.__code__
+    assert slow_reason(["tmp_path"], here, plain, False) is None
+
+
+def test_the_slow_tier_declarations_name_real_fixtures_and_files() -> None:
+    tests = REPO / "tests"
+    sources = "\n".join(p.read_text() for p in tests.rglob("*.py"))
+    assert [f for f in sorted(SLOW_FILES) if not (tests / f).is_file()] == []
+    defined = set(re.findall(r"^\s*(?:async )?def (\w+)\(", sources, re.M))
+    assert sorted(SLOW_FIXTURES - defined) == []
+    assert sorted(SLOW_CALLS - defined - {"subprocess"}) == []
+    listed = {(test.split("::")[0], test.split("::")[1]) for test in SLOW_TESTS}
+    assert [t for t in sorted(listed) if f"def {t[1]}(" not in (tests / t[0]).read_text()] == []
+
+
+def test_the_postgresql_store_is_in_the_slow_tier(
+    store: Store, request: pytest.FixtureRequest
+) -> None:
+    # Runs on both stores (open_store's params): SQLite in `make check`, PostgreSQL only in
+    # `make test`.
+    slow = request.node.get_closest_marker("slow") is not None
+    assert slow == isinstance(store, PostgresStore)

@@ -7,6 +7,8 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from fixture_sites import SiteServer, html_page
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.settings import Settings
@@ -40,6 +42,7 @@ def page_error(tmp_path: Path, url: str) -> str | None:
     return page.error
 
 
+@pytest.mark.slow  # the crawl starts its worker processes
 async def test_a_refused_connection_is_reported_as_unreachable(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/"
 

@@ -312,6 +312,7 @@ def generated_docs(count: int) -> list[tuple[str, str, str]]:
     return docs
 
 
+@pytest.mark.slow  # starts index worker processes
 def test_build_index_with_workers_matches_in_process(tmp_path: Path) -> None:
     docs = generated_docs(600)
     assert len(docs) > 2 * BULK_DOCUMENT_BATCH  # several batches go to the workers

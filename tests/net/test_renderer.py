@@ -285,6 +285,7 @@ def test_a_crawl_whose_browser_cannot_start_makes_no_request(serve: Serve, tmp_p
         store.close()
 
 
+@pytest.mark.slow  # Playwright starts its driver process
 async def test_chromium_that_cannot_start_is_a_clear_error(tmp_path: Path) -> None:
     from trawl.net.renderer import Renderer
 

@@ -34,6 +34,7 @@ RECALL100_FLOORS = {"ir/scifact": 0.90, "ir/nfcorpus-test/beir-format": 0.25}
 
 
 @pytest.mark.parametrize("collection", sorted(NDCG10_FLOORS))
+@pytest.mark.slow  # indexes with worker processes
 def test_ndcg_stays_above_the_floor(collection: str) -> None:
     metrics = evaluate_collection(read_beir(shared_data(collection)), Settings())
     assert metrics["ndcg@10"] >= NDCG10_FLOORS[collection], metrics
