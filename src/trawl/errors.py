@@ -21,7 +21,6 @@
         ├── NotFound           the site, page or key named does not exist
         ├── Conflict           a crawl is already running, ...
         ├── RateLimited        too many requests: try again after ``retry_after`` seconds
-        ├── RequestTooLarge    the request body or URL is over the limit
         └── Unavailable        a feature this build does not have yet
 
 Library errors (aiohttp, sqlite3, tantivy) are translated into this tree where
@@ -132,10 +131,6 @@ class RateLimited(ServiceError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"rate limit exceeded: try again in {retry_after} s")
         self.retry_after = retry_after
-
-
-class RequestTooLarge(ServiceError):
-    """A request body or URL over the server's limits."""
 
 
 class Unavailable(ServiceError):

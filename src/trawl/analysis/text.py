@@ -145,11 +145,6 @@ def stem_words(ws: Sequence[str], lang: str | None) -> list[str]:
     return _analyser(language_code(lang))(ws)
 
 
-def stem_text(ws: Sequence[str], lang: str | None) -> str:
-    """Stems of lower-cased words, space-separated and folded: an index field's value."""
-    return " ".join(_analyser(language_code(lang))(ws))
-
-
 def terms(text: str, lang: str | None) -> list[str]:
     """Index terms of a text in a language, in order (positions kept for phrases)."""
     return stem_words(words(text), lang)

@@ -44,9 +44,6 @@ from trawl.settings import Settings
 _HERE = Path(__file__).parent
 log = logging.getLogger(__name__)
 
-# ``trawl search --json`` prints the API's shape.
-page_json = api_search.page_json
-
 
 async def _recrawl_forever(context: Context) -> None:
     """Re-crawl every enabled site every ``recrawl_hours``, for as long as the server runs,

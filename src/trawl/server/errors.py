@@ -23,7 +23,6 @@ from trawl.errors import (
     NotFound,
     QueryError,
     RateLimited,
-    RequestTooLarge,
     SearchIndexError,
     StoreError,
     TrawlError,
@@ -41,7 +40,6 @@ STATUS: tuple[tuple[type[TrawlError], int], ...] = (
     (Forbidden, 403),
     (NotFound, 404),
     (Conflict, 409),
-    (RequestTooLarge, 413),
     (RateLimited, 429),
     (Unavailable, 501),
     (SearchIndexError, 503),  # no index yet, or being rebuilt: try again later

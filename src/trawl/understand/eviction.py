@@ -24,7 +24,6 @@ NEAR_DUPLICATE = "near-duplicate"
 GONE = "gone"
 LOW_VALUE = "low value"
 HOST_LANGUAGE = "host language"
-RULES = (NEAR_DUPLICATE, GONE, LOW_VALUE, HOST_LANGUAGE)
 GONE_STATUSES = frozenset({404, 410})
 
 
