@@ -9,11 +9,12 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from fixture_sites import Route, SiteServer, html_page
+from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.pipeline.crawl_run import crawl
 from trawl.pipeline.workers import work
 from trawl.records import CrawlUrl, Link, PageRecord
 from trawl.settings import Settings
+from trawl.store import open_store as open_data_store
 from trawl.store.base import Store
 
 Serve = Callable[..., SiteServer]
@@ -120,3 +121,40 @@ def test_the_first_written_form_of_a_link_is_found_by_its_identity(store: Store)
     store.save_page(record, [*links, Link("https://example.com/x", "x")])
 
     assert store.written_forms([identity, "https://example.com/x"]) == {identity: first}
+
+
+def assert_started_as_typed(server: SiteServer, store: Store) -> None:
+    sent = lines(server)
+    assert f"GET {WRITTEN} HTTP/1.1" in sent
+    assert not [line for line in sent if SAME_IDENTITY in line]  # the identity: never asked
+    page = store.page(server.url(SAME_IDENTITY))  # known by its identity
+    assert page is not None and page.status == 200
+    assert page.request_url == server.url(WRITTEN)
+
+
+def test_trawl_crawl_requests_the_start_url_as_typed(serve: Serve, tmp_path: Path) -> None:
+    server = site(serve)
+    data = tmp_path / "data"
+
+    crawled = trawl("crawl", server.url(WRITTEN), "--data", str(data), "--delay", "0")
+
+    assert crawled.returncode == 0, crawled.stderr
+    store = open_data_store(Settings(data=data))
+    try:
+        assert_started_as_typed(server, store)
+    finally:
+        store.close()
+
+
+def test_trawl_worker_requests_the_start_url_as_typed(serve: Serve, tmp_path: Path) -> None:
+    server = site(serve)
+    data = tmp_path / "data"
+
+    worked = trawl("worker", server.url(WRITTEN), "--data", str(data), "--delay", "0")
+
+    assert worked.returncode == 0, worked.stderr
+    store = open_data_store(Settings(data=data))
+    try:
+        assert_started_as_typed(server, store)
+    finally:
+        store.close()

@@ -293,6 +293,19 @@ def test_start_a_crawl_watch_it_and_read_the_history(serve: Serve, tmp_path: Pat
         assert rows[0][0] == "id" and len(rows) == 1 + len(history)
 
 
+def test_a_started_crawl_requests_its_start_url_as_typed(serve: Serve, tmp_path: Path) -> None:
+    typed = "/p?b=2&a=1&utm_source=news"  # seed 003: the identity is /p?a=1&b=2
+    other = serve({typed: html_page("Kingfisher", "<p>kingfisher</p>")})
+    with served(serve, tmp_path, allow=[other]) as service:
+        started = service.admin("POST", "/api/admin/crawls", json={"urls": [other.url(typed)]})
+        assert started.status_code == 202
+        assert started.json()["started"] == [other.url("/p?a=1&b=2")]
+        assert wait_for_crawl(service)["outcome"] == "complete"
+
+    assert f"GET {typed} HTTP/1.1" in other.request_lines
+    assert not [line for line in other.request_lines if "/p?a=1&b=2" in line]
+
+
 def test_stop_a_running_crawl_and_only_one_at_a_time(serve: Serve, tmp_path: Path) -> None:
     pages = {f"/p{i}": html_page(f"P{i}", "<p>slow</p>") for i in range(40)}
     for route in pages.values():

@@ -265,11 +265,11 @@ def _failure(outcome: CrawlOutcome) -> str | None:
 
 
 def _start_urls(urls: list[str], resume: bool, store: Store | None) -> list[str]:
-    """The crawl's start URLs; with no ``store`` yet, only checks what was typed."""
-    from trawl.urls.start import parse_start_url
+    """The crawl's start URLs, as typed; with no ``store`` yet, only checks them."""
+    from trawl.urls.start import start_request
 
     if urls:
-        return list(dict.fromkeys(parse_start_url(u) for u in urls))
+        return list(dict.fromkeys(start_request(u) for u in urls))
     if resume and store is None:
         return []
     if resume and store is not None:
@@ -342,7 +342,7 @@ def worker(
 
     from trawl.pipeline.workers import work
     from trawl.store import open_store
-    from trawl.urls.start import parse_start_url
+    from trawl.urls.start import start_request
 
     try:
         settings = load_settings(
@@ -357,7 +357,7 @@ def worker(
             lease=lease,
         )
         allowed = [parse_host_port(h) for h in allow_host or []]
-        starts = list(dict.fromkeys(parse_start_url(u) for u in urls or []))
+        starts = list(dict.fromkeys(start_request(u) for u in urls or []))
         check_extras(settings)
         # Without start URLs a worker only joins a running crawl: no store, nothing to join.
         store = open_store(settings, create=bool(starts))

@@ -14,7 +14,7 @@ import logging
 import re
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -179,11 +179,18 @@ class Crawler:
         self._stopping = True
         self._wakeup.set()
 
-    async def run(self, start_urls: Sequence[str], resume: Sequence[CrawlUrl] = ()) -> CrawlStats:
-        """Crawl from ``start_urls``; ``resume`` holds URLs an interrupted run left queued."""
+    async def run(
+        self,
+        start_urls: Sequence[str],
+        resume: Sequence[CrawlUrl] = (),
+        requests: Mapping[str, str] | None = None,
+    ) -> CrawlStats:
+        """Crawl from ``start_urls``; ``resume`` holds URLs an interrupted run left queued,
+        ``requests`` the URL to send for a start URL typed other than its identity."""
         self.stats = CrawlStats(started=time.monotonic())
         self._scopes = [make_scope(self._limits.scope, u) for u in start_urls]
-        self.admit([CrawlUrl(u, 0) for u in start_urls])
+        wanted = requests or {}
+        self.admit([CrawlUrl(u, 0, request=wanted.get(u)) for u in start_urls])
         for item in resume:
             self._frontier.enqueue(item)  # already in the store: not announced again
         workers = [asyncio.create_task(self._worker()) for _ in range(self._limits.concurrency)]

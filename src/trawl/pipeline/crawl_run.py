@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import importlib
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -38,7 +38,7 @@ from trawl.store.base import Store
 from trawl.urls.identity import host_port, normalise
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import make_scope
-from trawl.urls.start import parse_host_aliases
+from trawl.urls.start import parse_host_aliases, start_forms
 
 if TYPE_CHECKING:
     from trawl.net.renderer import Renderer
@@ -149,7 +149,8 @@ async def crawl(
     pool: StagePool | None = None,
     on_begin: Callable[[int], None] | None = None,
 ) -> CrawlOutcome:
-    """Crawl from ``start_urls`` (already checked by ``parse_start_url``) and index.
+    """Crawl from ``start_urls`` (already checked by ``start_request`` or
+    ``parse_start_url``: each is requested as written, known by its identity) and index.
 
     A run of the same start URLs that was stopped or killed is resumed unless
     ``fresh``: what it fetched is not fetched again, what it had queued is.
@@ -161,6 +162,7 @@ async def crawl(
     ``on_begin`` is told the crawl log's id for this run once its row exists.
     """
     started = time.monotonic()
+    start_urls, requests = start_forms(start_urls)
     parser = pool or StagePool(workers_for(settings.parse_workers))
     parser.warm_up()  # before the index writer starts its threads: see warm_up
     try:
@@ -226,6 +228,7 @@ async def crawl(
                 on_crawler=on_crawler,
                 allow=allow,
                 trust_start_urls=trust_start_urls,
+                requests=requests,
             )
         except RenderError:
             # Chromium would not start, so no request was made: a failed run, not
@@ -297,6 +300,7 @@ async def run_crawler(
     on_crawler: Callable[[Crawler], None] | None,
     allow: Sequence[Target],
     trust_start_urls: bool = True,
+    requests: Mapping[str, str] | None = None,
 ) -> tuple[CrawlStats, str]:
     """Crawl; return the stats and how the requests ended: stopped, capped (max_pages)
     or ran (to the end: judged by pipeline/health.py)."""
@@ -325,7 +329,7 @@ async def run_crawler(
             pipeline.renderer = renderer
             if on_crawler is not None:
                 on_crawler(crawler)
-            stats = await crawler.run(start_urls, resume)
+            stats = await crawler.run(start_urls, resume, requests)
             pipeline.renderer = None
     if renderer is not None:
         for reason, count in renderer.refused.items():

@@ -22,6 +22,7 @@ from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.stage_pool import StagePool, workers_for
 from trawl.store.base import Store
+from trawl.urls.start import start_forms
 
 
 async def work(
@@ -42,6 +43,7 @@ async def work(
     workers). Several may do so at the end; each step gives the same result twice.
     """
     started = time.monotonic()
+    start_urls, requests = start_forms(start_urls)
     parser = StagePool(workers_for(settings.parse_workers))
     parser.warm_up()
     try:
@@ -78,6 +80,7 @@ async def work(
                 on_progress=None,
                 on_crawler=on_crawler,
                 allow=allow,
+                requests=requests,
             )
         finally:
             renewing.cancel()

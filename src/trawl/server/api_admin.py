@@ -21,7 +21,7 @@ from trawl.records import KEY_SCOPES, ApiKey, KeyScope, PageChange, ReportQuery
 from trawl.server import auth, report
 from trawl.server.context import Context, context_of
 from trawl.settings import SCOPES, SPEED_HELP, SPEED_PRESETS, info
-from trawl.urls.start import parse_start_url
+from trawl.urls.start import parse_start_url, start_forms, start_request
 
 MAX_CHECKS = 10_000  # external URLs one "Check headers" request may check
 
@@ -173,7 +173,8 @@ def remove_site(request: Request, host: str) -> dict[str, Any]:
 
 
 def start_crawl(ctx: Context, urls: Sequence[str], options: CrawlIn | None = None) -> list[str]:
-    starts = list(dict.fromkeys(parse_start_url(u) for u in urls))
+    typed = list(dict.fromkeys(start_request(u) for u in urls))
+    starts, _ = start_forms(typed)
     if not starts:
         with ctx.store() as store:
             starts = [s.start_url for s in store.sites() if s.enabled]
@@ -196,7 +197,7 @@ def start_crawl(ctx: Context, urls: Sequence[str], options: CrawlIn | None = Non
             require("render")
         except MissingExtra as e:  # the install's, not the caller's: not a 500 either
             raise Unavailable(str(e)) from None
-    ctx.crawls.start(starts, settings)
+    ctx.crawls.start(typed or starts, settings)  # requested as typed (seed 003)
     return starts
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from trawl.errors import ConfigError, InvalidUrl
-from trawl.urls.identity import normalise
+from trawl.urls.identity import forms, normalise
 
 _HAS_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _SCHEME_LIKE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):(.*)$", re.DOTALL)
@@ -20,6 +21,15 @@ _OTHER_SCHEMES = frozenset({"mailto", "javascript", "tel", "data", "file", "ftp"
 
 def parse_start_url(text: str) -> str:
     """Normalised start URL: ``https://`` added when no scheme is given.
+
+    Raises InvalidUrl as ``start_request`` does.
+    """
+    return normalise(start_request(text))
+
+
+def start_request(text: str) -> str:
+    """The start URL to request: as typed (seed 003, query order and escapes kept, read
+    as ``identity.forms`` reads a link), ``https://`` added when no scheme is given.
 
     Raises InvalidUrl (or its subclass CredentialsInUrl) with a message fit
     to show a person as it is.
@@ -39,7 +49,7 @@ def parse_start_url(text: str) -> str:
         if _is_other_scheme(text):
             raise InvalidUrl(f"only http and https URLs can be crawled, not {text[:80]!r}")
         text = "https://" + text
-    url = normalise(text)
+    url, request = forms(text)
     host = urlsplit(url).hostname or ""
     # Browsers accept ' " { } + and more in a host name; DNS names never hold them, and
     # a host is shown on the admin pages and written into links and attributes.
@@ -48,7 +58,20 @@ def parse_start_url(text: str) -> str:
             "a host name holds only letters, digits, hyphens, underscores and dots,"
             f" not {host[:80]!r}"
         )
-    return url
+    return request or url
+
+
+def start_forms(start_urls: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The start URLs' identities, once each, and the URL to request for those typed
+    otherwise (seed 003: the first form written is what is sent)."""
+    identities: dict[str, None] = {}
+    requests: dict[str, str] = {}
+    for url in start_urls:
+        identity, request = forms(url)
+        identities[identity] = None
+        if request is not None:
+            requests.setdefault(identity, request)
+    return list(identities), requests
 
 
 def _is_ip(host: str) -> bool:
