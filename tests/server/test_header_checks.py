@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from fixture_sites import SiteServer, html_page
+from fixture_sites import Route, SiteServer, html_page
 from service_fixtures import crawl_site, service_settings
 from trawl.errors import Conflict, FetchError, Unavailable
+from trawl.pipeline.resource_checks import check_external_headers
 from trawl.records import HeaderCheck
 from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
 from trawl.settings import Settings
@@ -121,3 +122,24 @@ def test_a_failing_check_says_why_and_keeps_what_it_saved(serve: Serve, tmp_path
     assert status["error"] == "the network went away" and status["checked"] == 1
     assert not status["running"] and not status["cancelled"]
     assert _checked(settings) == {TARGETS[0]: 200, TARGETS[1]: None, TARGETS[2]: None}
+
+
+def test_an_external_link_is_asked_as_the_page_wrote_it(serve: Serve, tmp_path: Path) -> None:
+    written = "/x?b=2&a=1&utm_source=news"  # seed 003: the identity is /x?a=1&b=2
+    outside = serve({written: Route(b"fine")}, host="127.0.0.2")
+    site = serve({"/": html_page("Links out", f'<a href="{outside.url(written)}">out</a>')})
+    settings = service_settings(tmp_path)
+    crawl_site(site, settings)
+    identity = outside.url("/x?a=1&b=2")
+
+    async def check(urls: Sequence[str], settings: Settings) -> list[HeaderCheck]:
+        return await check_external_headers(urls, settings, allow=[(outside.host, outside.port)])
+
+    async def run() -> None:
+        jobs = HeaderCheckJobs(settings, check)
+        assert jobs.start([identity]) == 1
+        await jobs.finished()
+
+    asyncio.run(run())
+    assert outside.request_lines == [f"HEAD {written} HTTP/1.1"]
+    assert _checked(settings) == {identity: 200}  # kept by identity, as the report names it

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trawl.errors import Conflict, TrawlError, Unavailable
@@ -113,7 +113,12 @@ class HeaderCheckJobs:
         try:
             store = open_store(self._settings)
             for start in range(0, len(urls), self._batch):
-                checks = await checker(urls[start : start + self._batch], self._settings)
+                batch = urls[start : start + self._batch]
+                written = store.written_forms(batch)
+                # Asked as the page wrote it (seed 003), kept by identity as the report
+                # names it: resource checks do the same.
+                checks = await checker([written.get(u, u) for u in batch], self._settings)
+                checks = [replace(c, url=u) for u, c in zip(batch, checks, strict=True)]
                 store.save_header_checks(checks)
                 job.checked += len(checks)
         except TrawlError as e:
