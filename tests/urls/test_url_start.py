@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trawl.errors import CredentialsInUrl, InvalidUrl
-from trawl.urls.start import parse_start_url
+from trawl.urls.start import parse_start_url, start_forms, start_request
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,20 @@ from trawl.urls.start import parse_start_url
 )
 def test_no_scheme_gets_https(typed: str, expected: str) -> None:
     assert parse_start_url(typed) == expected
+
+
+def test_a_start_url_is_requested_as_typed_and_known_by_its_identity() -> None:
+    typed = "Example.COM:443/a/./b?z=1&y=2&utm_source=x#top"
+    # Host, default port, dot segments and fragment as a browser reads them; the query
+    # as typed (seed 003).
+    assert start_request(typed) == "https://example.com/a/b?z=1&y=2&utm_source=x"
+    assert parse_start_url(typed) == "https://example.com/a/b?y=2&z=1"
+    assert start_request("example.com") == "https://example.com/"
+    again = "https://example.com/a/b?y=2&z=1"  # the same identity, typed second: seen
+    assert start_forms([start_request(typed), again, "https://example.com/"]) == (
+        ["https://example.com/a/b?y=2&z=1", "https://example.com/"],
+        {"https://example.com/a/b?y=2&z=1": "https://example.com/a/b?z=1&y=2&utm_source=x"},
+    )
 
 
 @pytest.mark.parametrize(
