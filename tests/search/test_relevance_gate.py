@@ -50,9 +50,18 @@ FLOORS = {
     # measured on a fresh crawl at 5fd732a: SUMO MRR 0.7330, hits@10 0.8293 (34/41), with
     # typo tolerance off 0.6599 and 31/41; PostgreSQL MRR 0.8440, hits@10 1.0. Branch
     # i16-rank (soft AND, rare words, proximity in long pages): SUMO 0.7534, 35/41;
-    # PostgreSQL 0.8958
-    "sumo-docs": {"mrr": 0.74, "hits@10": 0.82, "all.typo.hits@10": 1.0},
-    "postgres-manual": {"mrr": 0.88, "hits@10": 1.0},
+    # PostgreSQL 0.8958. Questions, the weak spot, have floors of their own (fresh crawls at
+    # 4a02bd5: SUMO question MRR 0.4574, 10 of 15 in the top 10; PostgreSQL 1.0, 3 of 3):
+    # without the soft AND (share 1) SUMO's questions fall to 0.4373 while its MRR (0.7469)
+    # and hits@10 (34/41) stay over their floors.
+    "sumo-docs": {
+        "mrr": 0.74,
+        "hits@10": 0.82,
+        "all.typo.hits@10": 1.0,
+        "all.question.mrr": 0.44,
+        "all.question.hits@10": 0.66,
+    },
+    "postgres-manual": {"mrr": 0.88, "hits@10": 1.0, "all.question.mrr": 0.9},
 }
 
 
