@@ -68,9 +68,8 @@ IO_MODULES = (
 ONLY = {
     "aiohttp": ("trawl.net",),
     "yarl": ("trawl.net.fetcher",),  # aiohttp's URL type: a request sent as written
-    # Chromium is driven from one module; h11 parses only the header checker's answers.
+    # Chromium is driven from one module.
     "playwright": ("trawl.net.renderer",),
-    "h11": ("trawl.net.header_check",),
     "lxml": ("trawl.sitemaps",),
     "selectolax": ("trawl.extract",),
     "tldextract": ("trawl.urls",),

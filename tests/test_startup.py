@@ -1,5 +1,5 @@
 """What `trawl crawl` imports before its first request: only what fetching needs. The
-crawl's end (numpy for PageRank, h11 for header checks) is imported beside the crawl
+crawl's end (numpy for PageRank, the header checks) is imported beside the crawl
 (pipeline/crawl_run.py END_MODULES); bench/many_hosts.py measures the start-up."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-LATE = ("numpy", "h11", "trawl.corpus", "trawl.pipeline.crawl_end")
+LATE = ("numpy", "trawl.net.header_check", "trawl.corpus", "trawl.pipeline.crawl_end")
 
 
 def test_starting_a_crawl_imports_nothing_only_its_end_needs() -> None:

@@ -10,6 +10,7 @@
     │   ├── FetchTimeout       connect or read took too long
     │   ├── HostUnreachable    refused, unknown host name, or TLS failure: no server answered
     │   ├── ConnectionLost     the connection was reset or closed mid-answer (worth a retry)
+    │   ├── BadResponse        the answer broke HTTP or went past a header limit
     │   └── ResponseTooLarge   the declared body is over the byte cap
     ├── RenderError            Chromium cannot start, or cannot render one page
     ├── SitemapError           a sitemap is malformed, hostile or over a limit
@@ -79,6 +80,10 @@ class HostUnreachable(FetchError):
 
 class ConnectionLost(FetchError):
     """The connection was reset or closed before the answer was complete."""
+
+
+class BadResponse(FetchError):
+    """The server's answer broke HTTP, or its headers went past our limits."""
 
 
 class RenderError(TrawlError):

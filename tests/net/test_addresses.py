@@ -7,6 +7,7 @@ import pytest
 from trawl.errors import BlockedAddress
 from trawl.net.addresses import is_public
 from trawl.net.fetcher import Fetcher
+from trawl.net.transport import FetchRequest
 
 
 @pytest.mark.parametrize(
@@ -49,5 +50,5 @@ def test_public_addresses_and_their_embeddings_stay_public(address: str) -> None
 @pytest.mark.parametrize("literal", ["[::7f00:1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]"])
 async def test_the_fetcher_refuses_them_before_connecting(literal: str) -> None:
     async with Fetcher(user_agent="TrawlTest", timeout=5, concurrency=1, host_concurrency=1) as f:
-        with pytest.raises(BlockedAddress, match="not a public address"):
-            await f.get(f"http://{literal}:9/", max_bytes=100)
+        with pytest.raises(BlockedAddress, match="non-public address"):
+            await f.fetch(FetchRequest(f"http://{literal}:9/", max_bytes=100))

@@ -10,6 +10,7 @@ import pytest
 from fixture_sites import Route, SiteServer
 from trawl.errors import BlockedAddress, FetchError, FetchTimeout
 from trawl.net.fetcher import Fetcher
+from trawl.net.transport import FetchRequest
 
 Serve = Callable[[dict[str, Route]], SiteServer]
 
@@ -36,8 +37,8 @@ async def test_reads_html_and_does_not_follow_redirects(serve: Serve) -> None:
         }
     )
     async with fetcher(allow(site)) as f:
-        page = await f.get(site.url("/"), max_bytes=1000)
-        moved = await f.get(site.url("/moved"), max_bytes=1000)
+        page = await f.fetch(FetchRequest(site.url("/"), max_bytes=1000))
+        moved = await f.fetch(FetchRequest(site.url("/moved"), max_bytes=1000))
 
     assert (page.status, page.body, page.is_html) == (200, b"<p>hello</p>", True)
     assert (moved.status, moved.location) == (302, "/")
@@ -47,7 +48,7 @@ async def test_reads_html_and_does_not_follow_redirects(serve: Serve) -> None:
 async def test_streamed_body_is_cut_at_the_byte_cap(serve: Serve) -> None:
     site = serve({"/big": Route(chunks=[b"x" * 100_000] * 5)})
     async with fetcher(allow(site)) as f:
-        result = await f.get(site.url("/big"), max_bytes=10_000)
+        result = await f.fetch(FetchRequest(site.url("/big"), max_bytes=10_000))
 
     assert result.truncated
     assert len(result.body) == 10_000
@@ -56,7 +57,7 @@ async def test_streamed_body_is_cut_at_the_byte_cap(serve: Serve) -> None:
 async def test_non_html_body_is_not_read(serve: Serve) -> None:
     site = serve({"/file.zip": Route(b"PK" * 1000, headers={"Content-Type": "application/zip"})})
     async with fetcher(allow(site)) as f:
-        result = await f.get(site.url("/file.zip"), max_bytes=10_000)
+        result = await f.fetch(FetchRequest(site.url("/file.zip"), max_bytes=10_000))
 
     assert result.status == 200
     assert result.body == b""
@@ -67,14 +68,14 @@ async def test_slow_response_times_out(serve: Serve) -> None:
     site = serve({"/slow": Route(b"late", delay=2.0)})
     async with fetcher(allow(site), timeout=0.3) as f:
         with pytest.raises(FetchTimeout):
-            await f.get(site.url("/slow"), max_bytes=1000)
+            await f.fetch(FetchRequest(site.url("/slow"), max_bytes=1000))
 
 
 async def test_private_address_is_refused_unless_named(serve: Serve) -> None:
     site = serve({"/": Route(b"<p>intranet</p>")})
     async with fetcher(frozenset()) as f:
         with pytest.raises(BlockedAddress):
-            await f.get(site.url("/"), max_bytes=1000)
+            await f.fetch(FetchRequest(site.url("/"), max_bytes=1000))
     assert site.paths() == []
 
 
@@ -82,9 +83,9 @@ async def test_named_target_opens_only_that_port(serve: Serve) -> None:
     site = serve({"/": Route(b"<p>a</p>")})
     other = serve({"/": Route(b"<p>b</p>")})
     async with fetcher(allow(site)) as f:
-        assert (await f.get(site.url("/"), max_bytes=1000)).status == 200
+        assert (await f.fetch(FetchRequest(site.url("/"), max_bytes=1000))).status == 200
         with pytest.raises(BlockedAddress):
-            await f.get(other.url("/"), max_bytes=1000)
+            await f.fetch(FetchRequest(other.url("/"), max_bytes=1000))
     assert other.paths() == []
 
 
@@ -93,9 +94,10 @@ async def test_host_name_resolving_to_loopback_is_refused(serve: Serve) -> None:
     site = serve({"/": Route(b"<p>secret</p>")})
     async with fetcher(frozenset()) as f:
         with pytest.raises(BlockedAddress):
-            await f.get(f"http://localhost:{site.port}/", max_bytes=1000)
+            await f.fetch(FetchRequest(f"http://localhost:{site.port}/", max_bytes=1000))
     async with fetcher(allow(site, "localhost")) as f:
-        assert (await f.get(f"http://localhost:{site.port}/", max_bytes=1000)).status == 200
+        named = await f.fetch(FetchRequest(f"http://localhost:{site.port}/", max_bytes=1000))
+        assert named.status == 200
 
 
 async def test_connection_refused_is_a_fetch_error() -> None:
@@ -104,4 +106,4 @@ async def test_connection_refused_is_a_fetch_error() -> None:
         port = s.getsockname()[1]  # bound, never listening: the connection is refused
         async with fetcher(frozenset({("127.0.0.1", port)})) as f:
             with pytest.raises(FetchError):
-                await f.get(f"http://127.0.0.1:{port}/", max_bytes=1000)
+                await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=1000))

@@ -11,6 +11,7 @@ import pytest
 from fixture_sites import Route, SiteServer
 from trawl.errors import BlockedAddress, FetchTimeout, ResponseTooLarge
 from trawl.net.fetcher import Fetcher
+from trawl.net.transport import FetchRequest
 
 Serve = Callable[[dict[str, Route]], SiteServer]
 MB = 1024 * 1024
@@ -44,14 +45,14 @@ async def test_declared_50mb_body_is_not_read(serve: Serve) -> None:
     site = serve({"/big": Route(b"<p>" + b"x" * (50 * MB))})
     async with fetcher(site.port) as f:
         with pytest.raises(ResponseTooLarge):
-            await f.get(site.url("/big"), max_bytes=MB)
+            await f.fetch(FetchRequest(site.url("/big"), max_bytes=MB))
     assert site.bytes_sent < 50 * MB
 
 
 async def test_streamed_50mb_body_is_cut_at_the_cap(serve: Serve) -> None:
     site = serve({"/stream": Route(chunks=zeros(50 * MB))})
     async with fetcher(site.port) as f:
-        result = await f.get(site.url("/stream"), max_bytes=2 * MB)
+        result = await f.fetch(FetchRequest(site.url("/stream"), max_bytes=2 * MB))
 
     assert result.truncated and len(result.body) == 2 * MB
     assert site.bytes_sent < 20 * MB  # we hung up long before the end
@@ -63,7 +64,7 @@ async def test_gzip_bomb_is_cut_at_the_cap(serve: Serve) -> None:
         {"/bomb": Route(bomb, headers={"Content-Type": "text/html", "Content-Encoding": "gzip"})}
     )
     async with fetcher(site.port) as f:
-        result = await f.get(site.url("/bomb"), max_bytes=5 * MB)
+        result = await f.fetch(FetchRequest(site.url("/bomb"), max_bytes=5 * MB))
 
     assert len(bomb) < MB
     assert result.truncated and len(result.body) == 5 * MB
@@ -74,7 +75,7 @@ async def test_slow_drip_hits_the_total_deadline(serve: Serve) -> None:
     site = serve({"/drip": drip})
     async with fetcher(site.port, timeout=1.0) as f:
         with pytest.raises(FetchTimeout):
-            await f.get(site.url("/drip"), max_bytes=MB)
+            await f.fetch(FetchRequest(site.url("/drip"), max_bytes=MB))
     assert site.bytes_sent < 100 * 3
 
 
@@ -82,7 +83,7 @@ async def test_huge_header_is_refused(serve: Serve) -> None:
     site = serve({"/h": Route(b"ok", headers={"Content-Type": "text/html", "X-Big": "a" * 20_000})})
     async with fetcher(site.port) as f:
         with pytest.raises(Exception) as caught:
-            await f.get(site.url("/h"), max_bytes=MB)
+            await f.fetch(FetchRequest(site.url("/h"), max_bytes=MB))
     assert type(caught.value).__module__.startswith("trawl")
 
 
@@ -104,5 +105,5 @@ async def test_loopback_in_any_notation_is_blocked_unless_named(serve: Serve, ho
         user_agent="TrawlTest/1.0", timeout=5, concurrency=1, host_concurrency=1
     ) as f:
         with pytest.raises(BlockedAddress):
-            await f.get(f"http://{host}:{site.port}/", max_bytes=MB)
+            await f.fetch(FetchRequest(f"http://{host}:{site.port}/", max_bytes=MB))
     assert site.paths() == []

@@ -30,7 +30,7 @@ from trawl.errors import (
     InvalidUrl,
     SitemapError,
 )
-from trawl.net.fetcher import Fetcher
+from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
 from trawl.records import CrawlUrl, FetchResult, Href
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
@@ -147,13 +147,13 @@ class _Robots:
 class Crawler:
     def __init__(
         self,
-        fetcher: Fetcher,
+        transport: Transport,
         sink: PageSink,
         limits: CrawlLimits,
         frontier: CrawlFrontier,
         on_progress: Callable[[CrawlStats], None] | None = None,
     ) -> None:
-        self._fetcher = fetcher
+        self._transport = transport
         self._sink = sink
         self._limits = limits
         self._frontier = frontier
@@ -300,11 +300,12 @@ class Crawler:
         self.stats.fetched += 1
         self.stats.fetching = item.url
         try:
-            result = await self._fetcher.get(
+            request = FetchRequest(
                 item.request_url,
                 max_bytes=self._limits.max_bytes,
-                headers=self._sink.request_headers(item),
+                headers=tuple(self._sink.request_headers(item).items()),
             )
+            result = await self._transport.fetch(request)
         except BlockedAddress as e:
             # Our own rule refused it before any request: not the server failing.
             self.stats.fetched -= 1
@@ -487,9 +488,10 @@ class Crawler:
                 continue
             budget -= 1
             try:
-                result = await self._fetcher.get(
-                    url, max_bytes=self._limits.sitemap_max_bytes, read_types=("*",)
+                request = FetchRequest(
+                    url, max_bytes=self._limits.sitemap_max_bytes, read_types=ANY_TYPE
                 )
+                result = await self._transport.fetch(request)
                 if result.status != 200:
                     continue
                 # Parsing a large sitemap takes a while: off the event loop, so
@@ -546,9 +548,10 @@ class Crawler:
         url = site + "/robots.txt"
         for _ in range(MAX_ROBOTS_REDIRECTS + 1):
             try:
-                result = await self._fetcher.get(
-                    url, max_bytes=self._limits.robots_max_bytes, read_types=("*",)
+                request = FetchRequest(
+                    url, max_bytes=self._limits.robots_max_bytes, read_types=ANY_TYPE
                 )
+                result = await self._transport.fetch(request)
             except BlockedAddress as e:
                 # Never asked: our own address rule, not the host, keeps us out.
                 return RobotsPolicy.unreachable(f"robots.txt: {e}", str(e), refused_address=True)

@@ -1,10 +1,13 @@
-"""One HTTP request, one hop, bounded: the crawler's only door to the network.
+"""The one ``Transport`` (``trawl.net.transport``), over aiohttp: one request, one hop,
+bounded.
 
 Redirects are not followed here: the crawler sees each Location and runs the
 same scope, robots and safety checks on it as on any other link. Bodies are
 read only for the content types a caller asks for, and never past a byte cap,
-so a huge or endless response costs at most ``max_bytes``. Library errors are
-translated into ``trawl.errors.FetchError`` at this boundary.
+so a huge or endless response costs at most ``max_bytes``. The address policy
+(``trawl.net.addresses``) is applied here once, to the addresses aiohttp then
+connects to (``SafeResolver``; IP literals before any connection). Library
+errors are translated into ``trawl.errors.FetchError`` at this boundary.
 """
 
 from __future__ import annotations
@@ -12,13 +15,15 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
+from typing import Any
 
 import aiohttp
 import yarl
 
 from trawl.errors import (
+    BadResponse,
     BlockedAddress,
     ConnectionLost,
     FetchError,
@@ -26,9 +31,10 @@ from trawl.errors import (
     HostUnreachable,
     ResponseTooLarge,
 )
-from trawl.net.addresses import Target, is_ip_literal, may_connect
+from trawl.net.addresses import Target, is_ip_literal
 from trawl.net.aliases import aliased, unaliased
 from trawl.net.resolver import ForbiddenAddress, SafeResolver
+from trawl.net.transport import FetchRequest
 from trawl.records import FetchResult
 from trawl.urls.identity import host_port
 
@@ -36,15 +42,22 @@ _CHUNK = 64 * 1024
 # Header limits: a hostile server cannot make us buffer megabytes of headers.
 MAX_HEADER_LINE = 8_190
 MAX_HEADERS = 100
-# What the crawler reads as HTML (FetchResult.is_html): XHTML's body is wanted too.
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Printable ASCII, no space: a URL already percent-encoded (every identity and
 # request form of trawl.urls.identity), which is sent byte for byte.
 _ENCODED = re.compile(r"[!-~]+", re.ASCII)
+# A 1xx status line: an informational answer, another header block to come.
+_INFORMATIONAL = re.compile(rb"HTTP/\d\.\d 1(?!01)\d\d")
 
 
 class Fetcher:
-    """A pooled HTTP client: one connection pool shared by every request of a crawl."""
+    """A pooled HTTP client: one connection pool shared by every request of a crawl.
+
+    ``pooled=False`` opens a fresh connection per request and closes it after (the
+    header checks: nothing of one answer reaches the next); only then may
+    ``head_limits`` (header block bytes, 1xx answers) bound a HEAD's answer
+    (``_HeadGuard``). ``refuse_mapped`` and ``max_addresses`` make the address policy
+    stricter (``SafeResolver``).
+    """
 
     def __init__(
         self,
@@ -55,6 +68,10 @@ class Fetcher:
         host_concurrency: int,
         allowed: frozenset[Target] = frozenset(),
         aliases: Mapping[str, Target] | None = None,
+        pooled: bool = True,
+        head_limits: tuple[int, int] | None = None,
+        refuse_mapped: bool = False,
+        max_addresses: int | None = None,
     ) -> None:
         """``aliases``: host name -> the host:port its requests go to, over plain HTTP
         (``host_aliases``); the targets must be in ``allowed`` when private."""
@@ -63,16 +80,30 @@ class Fetcher:
         self._user_agent = user_agent
         self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=min(timeout, 10.0))
         self._limits = (concurrency, host_concurrency)
+        self._pooled = pooled
+        if head_limits is not None and pooled:
+            raise ValueError("head_limits hold for connections that serve one request")
+        self._head_limits = head_limits
+        self._refuse_mapped = refuse_mapped
+        self._max_addresses = max_addresses
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> Fetcher:
-        self.resolver = SafeResolver(self._allowed)
+        self.resolver = SafeResolver(
+            self._allowed, refuse_mapped=self._refuse_mapped, max_addresses=self._max_addresses
+        )
         connector = aiohttp.TCPConnector(
             limit=self._limits[0],
             limit_per_host=self._limits[1],
             resolver=self.resolver,
             ttl_dns_cache=300,
+            # Unpooled: each request resolves, connects and closes on its own.
+            use_dns_cache=self._pooled,
+            force_close=not self._pooled,
         )
+        options: dict[str, Any] = {}
+        if self._head_limits is not None:
+            options["request_class"] = _guarded_request(*self._head_limits)
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=self._timeout,
@@ -84,6 +115,7 @@ class Fetcher:
             max_line_size=MAX_HEADER_LINE,
             max_field_size=MAX_HEADER_LINE,
             max_headers=MAX_HEADERS,
+            **options,
         )
         return self
 
@@ -97,50 +129,40 @@ class Fetcher:
             await self._session.close()
             self._session = None
 
-    async def get(
-        self,
-        url: str,
-        *,
-        max_bytes: int,
-        read_types: Collection[str] = HTML_TYPES,
-        headers: Mapping[str, str] | None = None,
-    ) -> FetchResult:
-        """GET ``url`` without following redirects.
-
-        The body is read (up to ``max_bytes``) only when the response's media
-        type is in ``read_types``, or ``read_types`` contains ``"*"``; a body
-        whose Content-Length already says it is larger is not read at all.
-        ``headers`` are added to the request (conditional requests).
-        Raises FetchError when no usable HTTP response arrived.
-        """
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        """``request``'s answer, without following redirects (``Transport.fetch``).
+        Raises FetchError when no usable HTTP response arrived."""
         if self._session is None:
             raise RuntimeError("Fetcher used outside 'async with'")
+        url = request.url
+        headers = dict(request.headers)
         host, port = host_port(url)
         request_url, alias = url, self._aliases.get(host)
         if alias is not None:
             request_url, site = aliased(url, alias)
-            headers = {**(headers or {}), "Host": site}
+            headers["Host"] = site
             host, port = alias
         # aiohttp skips the resolver for IP literals, so the policy is applied here too.
-        if is_ip_literal(host) and not may_connect(host, port, host, self._allowed):
-            raise BlockedAddress(f"{host} is not a public address")
+        if is_ip_literal(host) and not self.resolver.permits(host, port, host):
+            raise BlockedAddress(f"{host} is a non-public address")
         started = time.monotonic()
         try:
-            async with self._session.get(
-                _exact(request_url), allow_redirects=False, headers=headers
+            async with self._session.request(
+                request.method, _exact(request_url), allow_redirects=False, headers=headers
             ) as response:
                 received = tuple((_text(k), _text(v)) for k, v in response.raw_headers)
                 if alias is not None:
                     received = unaliased(received, url, alias)
                 media_type = response.content_type.lower()
                 body, truncated = b"", False
-                if "*" in read_types or media_type in read_types:
+                wanted = "*" in request.read_types or media_type in request.read_types
+                if request.method != "HEAD" and wanted:
                     declared = response.content_length
-                    if declared is not None and declared > max_bytes:
+                    if declared is not None and declared > request.max_bytes:
                         raise ResponseTooLarge(
-                            f"Content-Length {declared} is over the {max_bytes}-byte cap"
+                            f"Content-Length {declared} is over the {request.max_bytes}-byte cap"
                         )
-                    body, truncated = await _read_capped(response, max_bytes)
+                    body, truncated = await _read_capped(response, request.max_bytes)
                 return FetchResult(
                     url=url,
                     status=response.status,
@@ -158,9 +180,86 @@ class Fetcher:
             raise ConnectionLost(f"connection lost: {e}"[:300]) from e
         except aiohttp.ClientPayloadError as e:
             raise ConnectionLost(f"answer cut short: {e}"[:300]) from e
+        except aiohttp.ClientResponseError as e:
+            # The status line or headers broke HTTP or went past a header limit.
+            raise BadResponse(f"bad response: {e.message}"[:300]) from e
         except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError, LookupError) as e:
             # ValueError, LookupError: malformed headers or an unknown content encoding.
             raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
+
+
+def _guarded_request(max_header_block: int, max_informational: int) -> type[aiohttp.ClientRequest]:
+    """aiohttp's request, whose HEAD answers pass through a ``_HeadGuard`` first.
+
+    aiohttp caps headers line by line only and skips 1xx answers without a limit, and
+    it parses whatever follows a HEAD's answer on the connection as the next answer:
+    a server that sends a body after HEAD makes it drop the answer it already had. No
+    hook of aiohttp's sees those bytes, so the connection's ``data_received`` is
+    wrapped before the request is sent (each such connection serves one request)."""
+
+    class GuardedRequest(aiohttp.ClientRequest):
+        async def send(self, conn: Any) -> aiohttp.ClientResponse:
+            protocol = conn.protocol
+            if self.method == "HEAD" and protocol is not None:
+                protocol.data_received = _HeadGuard(protocol, max_header_block, max_informational)
+            return await super().send(conn)
+
+    return GuardedRequest
+
+
+class _HeadGuard:
+    """The bytes of a HEAD's answer up to the end of its final header block.
+
+    Each header block (the 1xx answers', then the final one's) may be at most
+    ``max_block`` bytes, and at most ``max_informational`` 1xx answers may come
+    first; past either the request ends with BadResponse, having buffered no more
+    than one block. Whatever follows the final block (a body a HEAD must not have)
+    is dropped unread.
+    """
+
+    def __init__(self, protocol: Any, max_block: int, max_informational: int) -> None:
+        self._protocol = protocol
+        self._inner: Callable[[bytes], None] = protocol.data_received
+        self._max_block = max_block
+        self._max_informational = max_informational
+        self._block = b""  # the current header block so far
+        self._informational = 0
+        self._done = False
+
+    def __call__(self, data: bytes) -> None:
+        if self._done:
+            return
+        seen = len(self._block)
+        buffer = self._block + data
+        start = 0
+        while True:
+            end = buffer.find(b"\r\n\r\n", start)
+            if end < 0:
+                self._block = buffer[start:]
+                if len(self._block) > self._max_block:
+                    self._fail(f"bad response: headers over {self._max_block} bytes")
+                    return
+                self._inner(data)
+                return
+            end += 4
+            if end - start > self._max_block:
+                self._fail(f"bad response: headers over {self._max_block} bytes")
+                return
+            if not _INFORMATIONAL.match(buffer, start):
+                self._done = True
+                self._inner(data[: end - seen])
+                return
+            self._informational += 1
+            if self._informational > self._max_informational:
+                self._fail(f"more than {self._max_informational} informational responses")
+                return
+            start = end
+
+    def _fail(self, message: str) -> None:
+        self._done = True
+        self._protocol.set_exception(BadResponse(message))
+        if self._protocol.transport is not None:
+            self._protocol.transport.close()
 
 
 def _exact(url: str) -> yarl.URL | str:

@@ -8,8 +8,8 @@ response and lets Chromium run the page's JavaScript on it:
   so the page is not requested twice;
 - every other request the page makes (scripts, images, XHR, frames) is routed
   through ``permits`` (scope, unsafe URLs, robots.txt: the crawl's rules) and, when
-  allowed, fetched by our own ``Fetcher``: the SSRF-checked resolver, the
-  byte cap, no cookies. Each fetch, each redirect hop too, waits for ``pace``:
+  allowed, fetched through the crawl's ``Transport``: the SSRF-checked resolver,
+  the byte cap, no cookies. Each fetch, each redirect hop too, waits for ``pace``:
   a slot at its host booked with the crawl's frontier, so a host's delay holds
   for a page's subrequests as for its pages. Chromium itself never reaches the
   network; requests other than GET and HEAD, WebSockets and anything a route
@@ -60,7 +60,7 @@ except ImportError as e:
     reraise_missing(e, "render")
     raise
 
-from trawl.net.fetcher import Fetcher
+from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
 from trawl.records import FetchResult
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class Renderer:
 
     def __init__(
         self,
-        fetcher: Fetcher,
+        transport: Transport,
         permits: Callable[[str], Awaitable[str | None]],
         pace: Callable[[str, float], Awaitable[bool]],
         *,
@@ -121,7 +121,7 @@ class Renderer:
         """``permits(url)`` gives the reason a subrequest is refused, or None;
         ``pace(url, within)`` returns True when a request to ``url``'s host may start,
         False when it could not within ``within`` seconds (no slot taken)."""
-        self._fetcher = fetcher
+        self._transport = transport
         self._permits = permits
         self._pace = pace
         self._executable = executable
@@ -330,7 +330,8 @@ class Renderer:
         for _ in range(MAX_REDIRECTS + 1):
             if not await self._pace(url, deadline - loop.time()):
                 raise _Refused("no slot at its host before the page's deadline")
-            fetched = await self._fetcher.get(url, max_bytes=self._max_bytes, read_types=("*",))
+            request = FetchRequest(url, max_bytes=self._max_bytes, read_types=ANY_TYPE)
+            fetched = await self._transport.fetch(request)
             if fetched.location is None:
                 return fetched
             url = urljoin(url, fetched.location)
