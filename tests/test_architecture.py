@@ -33,6 +33,7 @@ SRC = REPO / "src" / "trawl"
 PURE = (
     "trawl.urls",
     "trawl.robots",
+    "trawl.crawl.policy",
     "trawl.extract",
     "trawl.understand",
     "trawl.dedup",

@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixture_sites import Route, SiteServer, html_page
-from trawl.crawl.crawler import MAX_BACKOFF, _retry_after
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
-from trawl.records import FetchResult
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
 
@@ -37,27 +35,6 @@ def stored(tmp_path: Path, url: str) -> object:
         return store.page(url)
     finally:
         store.close()
-
-
-@pytest.mark.parametrize(
-    ("value", "seconds"),
-    [
-        ("²", None),  # a digit to str.isdigit(), not to float()
-        ("①", None),
-        ("\uff15", None),  # a full-width digit five
-        ("9" * 5000, MAX_BACKOFF),  # more digits than int() takes
-        ("-5", None),
-        ("1e3", None),
-        ("99999999999", MAX_BACKOFF),
-        ("7", 7.0),
-        ("Sun, 06 Nov 1994 08:49:37 GMT", 0.0),  # a date in the past: now
-        ("Fri, 31 Dec 9999 23:59:59 GMT", MAX_BACKOFF),
-        ("Mon, 99 Foo 99999 99:99:99 GMT", None),
-        ("Sun, 06 Nov 1994 08:49:37 \u0661\u0662", None),
-    ],
-)
-def test_retry_after_is_read_strictly(value: str, seconds: float | None) -> None:
-    assert _retry_after(FetchResult("http://x/", 503, (("Retry-After", value),))) == seconds
 
 
 @pytest.mark.parametrize("value", ["²", "①", "-5", "Fri, 31 Dec 99999 23:59:59 GMT"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fixture_sites import Route, SiteServer, html_page
-from trawl.crawl.crawler import PARK_AFTER
+from trawl.crawl.policy import PARK_AFTER
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore

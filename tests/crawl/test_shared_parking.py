@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fixture_sites import Route, SiteServer, html_page
-from trawl.crawl.crawler import PARK_AFTER
+from trawl.crawl.policy import PARK_AFTER
 from trawl.pipeline.workers import work
 from trawl.records import CrawlUrl
 from trawl.settings import Settings

@@ -11,54 +11,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from email.utils import parsedate_to_datetime
 from typing import Protocol
 
+from trawl.crawl import policy as decide
 from trawl.crawl.frontier import CrawlFrontier
-from trawl.errors import (
-    BlockedAddress,
-    ConnectionLost,
-    FetchError,
-    FetchTimeout,
-    HostUnreachable,
-    InvalidUrl,
-    SitemapError,
+from trawl.crawl.policy import (
+    ADDRESS_REFUSED,
+    MAX_ROBOTS_REDIRECTS,
+    PARKED,
+    Action,
+    Fail,
+    Keep,
+    Pacing,
+    Park,
+    Refuse,
+    Retry,
+    Slow,
 )
+from trawl.errors import FetchError, SitemapError
 from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
 from trawl.records import CrawlUrl, FetchResult, Href
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
-from trawl.urls.identity import normalise, origin, politeness_host
+from trawl.urls.identity import origin, politeness_host
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import Scope, make_scope
 
 log = logging.getLogger(__name__)
 
-MAX_ROBOTS_REDIRECTS = 5  # RFC 9309 2.3.1.2
-MAX_CRAWL_DELAY = 60.0  # a hostile Crawl-delay must not stall a crawl for days
-MAX_BACKOFF = 300.0  # longest wait after a 429 or 503, whatever Retry-After says
-# Server errors and lost connections are often passing: tried again at most twice,
-# with the host held back exponentially. A host failing SLOW_AFTER times in a row is
-# slowed, PARK_AFTER times is given up for the rest of the run (three pages' worth).
-RETRIED_STATUSES = frozenset({500, 502, 503, 504})
-RETRIED_ERRORS = (ConnectionLost,)
-MAX_SERVER_RETRIES = 2
-SLOW_AFTER = 3
-PARK_AFTER = 9
 SAMPLES_PER_REASON = 5
 LAST_ERRORS = 5  # the latest failures kept for the live progress (URL, what went wrong)
 MAX_LATE_LASTMODS = 200_000  # about 30 MB at most; past it a late date is lost
-_DELTA_SECONDS = re.compile(r"[0-9]+", re.ASCII)
-# IMF-fixdate and the two obsolete forms RFC 9110 5.6.7 still asks recipients to read:
-# printable ASCII only, so no Unicode digit or space reaches the date parser.
-_HTTP_DATE = re.compile(r"[A-Za-z]{3,9},? [ -~]{10,40}", re.ASCII)
 
 
 class PageSink(Protocol):
@@ -136,6 +125,10 @@ class CrawlLimits:
     max_sitemaps_per_host: int = 50  # files, indexes included
     sitemap_max_bytes: int = 50 * 1024 * 1024  # decompressed, per file
     sitemap_max_urls: int = 50_000  # per file (the sitemaps.org limit)
+
+    @property
+    def pacing(self) -> Pacing:
+        return Pacing(self.delay, self.retry_backoff, self.max_retries)
 
 
 @dataclass
@@ -215,7 +208,7 @@ class Crawler:
             if self._frontier.seen(c.url):
                 continue
             if self.stats.parked and politeness_host(c.url) in self.stats.parked:
-                self.stats.skip("host parked after repeated failures", c.url)
+                self.stats.skip(PARKED, c.url)
                 self._frontier.mark_seen(c.url)
                 continue
             reason = unsafe_reason(c.url)
@@ -270,76 +263,73 @@ class Crawler:
 
     async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
         robots = await self._robots_for(item.url, loop)
-        # robots.txt judges the URL requested: a rule may name a query as written.
-        refusal = robots.policy.refusal(item.request_url, self._limits.user_agent)
-        if refusal is not None and robots.policy.refused_address:
+        bar = decide.robots_bar(robots.policy, item.request_url, self._limits.user_agent)
+        if bar is not None:
             self._reserved -= 1
-            self.stats.skip("address not allowed (private or reserved)", item.url)
-            self._sink.failed(item, robots.policy.error)
-            return
-        if refusal is not None and robots.policy.error:
-            # No server answered robots.txt: the host is down, not forbidding us.
-            self._reserved -= 1
-            self.stats.failed += 1
-            self.stats.error(item.url, robots.policy.error)
-            self.stats.skip(f"host unreachable ({_kind(robots.policy.error)})", item.url)
-            self._sink.failed(item, robots.policy.error)
-            return
-        if refusal is not None:
-            self._reserved -= 1
-            self.stats.blocked += 1
-            self.stats.skip(refusal, item.url)
-            self._sink.skipped(item, f"robots.txt: {robots.policy.reason}")
+            self.stats.skip(bar.skip, item.url)
+            if bar.kind == "rules":
+                self.stats.blocked += 1
+                self._sink.skipped(item, bar.note)
+                return
+            if bar.kind == "unreachable":
+                self.stats.failed += 1
+                self.stats.error(item.url, bar.note)
+            self._sink.failed(item, bar.note)
             return
         host = politeness_host(item.url)
         if host in self.stats.parked:
             self._reserved -= 1
-            self.stats.skip("host parked after repeated failures", item.url)
+            self.stats.skip(PARKED, item.url)
             self._sink.skipped(item, f"host parked: {self.stats.parked[host]}")
             return
         self.stats.fetched += 1
         self.stats.fetching = item.url
+        request = FetchRequest(
+            item.request_url,
+            max_bytes=self._limits.max_bytes,
+            headers=tuple(self._sink.request_headers(item).items()),
+        )
+        result: FetchResult | None = None
         try:
-            request = FetchRequest(
-                item.request_url,
-                max_bytes=self._limits.max_bytes,
-                headers=tuple(self._sink.request_headers(item).items()),
-            )
             result = await self._transport.fetch(request)
-        except BlockedAddress as e:
-            # Our own rule refused it before any request: not the server failing.
+            decision = decide.on_answer(result, item.retries, self._limits.pacing, time.time())
+        except FetchError as e:
+            decision = decide.on_error(e, item.retries, self._limits.pacing)
+        if decision.host_answered:
+            self._frontier.host_answered(item.url)
+        if decision.host_failure is not None and decision.count_first:
+            self._host_failed(host, item.url, decision.host_failure, loop)
+        await self._act(item, result, decision.settled(host in self.stats.parked), loop)
+        if decision.host_failure is not None and not decision.count_first:
+            self._host_failed(host, item.url, decision.host_failure, loop)
+
+    async def _act(
+        self,
+        item: CrawlUrl,
+        result: FetchResult | None,
+        action: Action,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        if isinstance(action, Retry):
+            self._retry(item, action, loop)
+        elif isinstance(action, Refuse):
             self.stats.fetched -= 1
             self._reserved -= 1
-            self.stats.skip("address not allowed (private or reserved)", item.url)
-            self._sink.failed(item, str(e))
-            return
-        except FetchError as e:
-            error = str(e) or type(e).__name__
-            if isinstance(e, RETRIED_ERRORS) and item.retries < MAX_SERVER_RETRIES:
-                self._retry(item, None, f"{type(e).__name__}: retried later", loop)
-            else:
-                self.stats.failed += 1
-                self.stats.error(item.url, error)
-                if isinstance(e, HostUnreachable | FetchTimeout):
-                    self.stats.skip(f"host unreachable ({_kind(error)})", item.url)
-                self._sink.failed(item, error)
-            self._host_failed(host, item.url, error, loop)
-            return
-        if result.status == 429 and item.retries < self._limits.max_retries:
-            # The server asks us to slow down: hold the whole host, then try again.
-            self._retry(item, _retry_after(result), "HTTP 429: retried later", loop)
-            return
-        if result.status in RETRIED_STATUSES:
-            self._host_failed(host, item.url, f"HTTP {result.status}", loop)
-            # Not put back once its host is parked: another worker would ask it again.
-            if item.retries < MAX_SERVER_RETRIES and host not in self.stats.parked:
-                wait = _retry_after(result) if result.status == 503 else None
-                self._retry(item, wait, f"HTTP {result.status}: retried later", loop)
-                return
-        elif result.status < 500:
-            self._frontier.host_answered(item.url)
+            self.stats.skip(ADDRESS_REFUSED, item.url)
+            self._sink.failed(item, action.error)
+        elif isinstance(action, Fail):
+            self.stats.failed += 1
+            self.stats.error(item.url, action.error)
+            if action.unreachable is not None:
+                self.stats.skip(action.unreachable, item.url)
+            self._sink.failed(item, action.error)
+        elif result is not None:
+            await self._keep(item, result, action)
+
+    async def _keep(self, item: CrawlUrl, result: FetchResult, action: Keep) -> None:
+        """Hand the answer to the sink and admit what it points to."""
         self.stats.ok += 1
-        if result.status >= 500:
+        if action.server_error:
             self.stats.server_errors += 1
             self.stats.error(item.url, f"HTTP {result.status}")
         if self._lastmods and item.lastmod is None and item.url in self._lastmods:
@@ -356,40 +346,29 @@ class Crawler:
                 [CrawlUrl(h.url, item.depth + 1, item.url, request=h.request) for h in found]
             )
 
-    def _retry(
-        self, item: CrawlUrl, wait: float | None, reason: str, loop: asyncio.AbstractEventLoop
-    ) -> None:
-        """Put ``item`` back and hold its whole host for ``wait`` seconds (exponential
-        back-off when None): the request does not count as fetched."""
-        if wait is None:
-            wait = max(self._limits.delay, self._limits.retry_backoff) * 2**item.retries
-        self._frontier.retry(replace(item, retries=item.retries + 1), loop.time() + wait)
+    def _retry(self, item: CrawlUrl, retry: Retry, loop: asyncio.AbstractEventLoop) -> None:
+        """Put ``item`` back and hold its whole host: the request does not count as fetched."""
+        self._frontier.retry(replace(item, retries=item.retries + 1), loop.time() + retry.wait)
         self.stats.fetched -= 1
         self._reserved -= 1
-        self.stats.skip(reason, item.url)
+        self.stats.skip(retry.reason, item.url)
 
     def _host_failed(
         self, host: str, url: str, error: str, loop: asyncio.AbstractEventLoop
     ) -> None:
-        """One more failure in a row at ``host`` (a retried server error, a reset, no
-        answer): past SLOW_AFTER its delay doubles with each, past PARK_AFTER it is
-        parked for the rest of the run, its queued URLs skipped without a request.
-        The frontier counts (workers share one count and one park through the store);
-        the rule is this one, for an embedded crawl and for workers alike."""
+        """One more failure in a row at ``host``: the frontier counts (workers share one
+        count and one park through the store), ``policy.host_failing`` decides."""
         if host in self.stats.parked:
             return
-        failures = self._frontier.host_failed(url)
-        if failures >= PARK_AFTER:
-            self.stats.parked[host] = f"{failures} failures in a row, the last {error}"
-            log.warning("parking %s for the rest of the run: %s", host, self.stats.parked[host])
-            for dropped in self._frontier.park(url, f"host parked: {self.stats.parked[host]}"):
-                self.stats.skip("host parked after repeated failures", dropped.url)
-                self._sink.skipped(dropped, f"host parked: {self.stats.parked[host]}")
-        elif failures >= SLOW_AFTER:
-            slower = max(self._limits.delay, self._limits.retry_backoff) * 2 ** (
-                failures - SLOW_AFTER + 1
-            )
-            self._frontier.set_delay(url, min(slower, MAX_CRAWL_DELAY), loop.time())
+        verdict = decide.host_failing(self._frontier.host_failed(url), error, self._limits.pacing)
+        if isinstance(verdict, Park):
+            self.stats.parked[host] = verdict.reason
+            log.warning("parking %s for the rest of the run: %s", host, verdict.reason)
+            for dropped in self._frontier.park(url, f"host parked: {verdict.reason}"):
+                self.stats.skip(PARKED, dropped.url)
+                self._sink.skipped(dropped, f"host parked: {verdict.reason}")
+        elif isinstance(verdict, Slow):
+            self._frontier.set_delay(url, verdict.delay, loop.time())
 
     def _internal_error(self, item: CrawlUrl) -> None:
         """Record a page whose processing raised: logged with its URL and counted."""
@@ -406,10 +385,9 @@ class Crawler:
     def _follow_redirect(self, item: CrawlUrl, targets: list[Href]) -> None:
         chain = (*item.redirect_chain, item.url)
         for target in targets:
-            if target.url in chain:
-                self.stats.skip("redirect loop", target.url)
-            elif len(chain) > self._limits.max_redirects:
-                self.stats.skip(f"more than {self._limits.max_redirects} redirects", target.url)
+            refusal = decide.redirect_refusal(target.url, chain, self._limits.max_redirects)
+            if refusal is not None:
+                self.stats.skip(refusal, target.url)
             else:
                 # The same navigation, one hop on: the depth does not grow.
                 self.admit(
@@ -452,10 +430,10 @@ class Crawler:
             if policy.dropped_rules:
                 reason = f"robots.txt rules past the {MAX_RULES}-rule cap ignored"
                 self.stats.skip(reason, key + "/robots.txt", policy.dropped_rules)
-            delay = policy.crawl_delay(self._limits.user_agent)
-            if delay is not None and delay > self._limits.delay:
-                self._frontier.set_delay(url, min(delay, MAX_CRAWL_DELAY), loop.time())
-            usable = policy.rules is not None or policy.allow_all
+            delay = decide.robots_delay(policy, self._limits.user_agent, self._limits.delay)
+            if delay is not None:
+                self._frontier.set_delay(url, delay, loop.time())
+            usable = decide.robots_usable(policy)
             expires = float("inf") if usable else loop.time() + self._limits.robots_retry
             future.set_result(_Robots(policy, expires))
             if usable and self._limits.sitemaps and key not in self._sitemap_origins:
@@ -541,61 +519,20 @@ class Crawler:
             async with asyncio.timeout(self._limits.robots_timeout):
                 return await self._fetch_robots_hops(site)
         except TimeoutError:
-            late = f"no answer within {self._limits.robots_timeout:g}s"
-            return RobotsPolicy.unreachable(f"robots.txt: {late}", late)
+            return decide.robots_late(self._limits.robots_timeout)
 
     async def _fetch_robots_hops(self, site: str) -> RobotsPolicy:
         url = site + "/robots.txt"
         for _ in range(MAX_ROBOTS_REDIRECTS + 1):
+            request = FetchRequest(
+                url, max_bytes=self._limits.robots_max_bytes, read_types=ANY_TYPE
+            )
             try:
-                request = FetchRequest(
-                    url, max_bytes=self._limits.robots_max_bytes, read_types=ANY_TYPE
-                )
                 result = await self._transport.fetch(request)
-            except BlockedAddress as e:
-                # Never asked: our own address rule, not the host, keeps us out.
-                return RobotsPolicy.unreachable(f"robots.txt: {e}", str(e), refused_address=True)
             except FetchError as e:
-                return RobotsPolicy.unreachable(f"robots.txt: {e}", str(e) or type(e).__name__)
-            if result.location is None:
-                return RobotsPolicy.from_response(result.status, result.body)
-            try:
-                url = normalise(result.location, base=url)
-            except InvalidUrl:
-                break
-        # Too many or unusable redirects: RFC 9309 lets us treat the file as unavailable.
-        return RobotsPolicy.from_response(404, b"")
-
-
-def _retry_after(result: FetchResult) -> float | None:
-    """Seconds from a Retry-After header, capped at MAX_BACKOFF; None when it is not
-    one of RFC 9110's two forms (ASCII delta-seconds or an HTTP-date).
-
-    Strict on purpose: ``str.isdigit`` accepts "²" and "①", which ``float`` refuses,
-    and ``int`` refuses more than 4,300 digits; a server's header must never raise.
-    """
-    value = (result.header("retry-after") or "").strip()
-    if not value:
-        return None
-    if _DELTA_SECONDS.fullmatch(value):
-        # More digits than MAX_BACKOFF has: past the cap, whatever they say.
-        return MAX_BACKOFF if len(value) > 6 else min(float(int(value)), MAX_BACKOFF)
-    if not _HTTP_DATE.fullmatch(value):
-        return None
-    try:
-        when = parsedate_to_datetime(value)
-        seconds = when.timestamp() - time.time()
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return min(max(0.0, seconds), MAX_BACKOFF)
-
-
-def _kind(error: str) -> str:
-    """The kind of an unreachable host's error, for one summary line per kind."""
-    if error.startswith("TLS failure"):
-        return "TLS failure"
-    if error.startswith("unknown host name"):
-        return "unknown host name"
-    if error.startswith(("timed out", "no answer")):
-        return "no answer in time"
-    return "connection refused" if "refused" in error.lower() else "cannot connect"
+                return decide.robots_failed(e)
+            hop = decide.robots_hop(url, result)
+            if isinstance(hop, RobotsPolicy):
+                return hop
+            url = hop
+        return decide.robots_unavailable()
