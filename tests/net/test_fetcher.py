@@ -107,3 +107,19 @@ async def test_connection_refused_is_a_fetch_error() -> None:
         async with fetcher(frozenset({("127.0.0.1", port)})) as f:
             with pytest.raises(FetchError):
                 await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=1000))
+
+
+async def test_head_goes_through_the_same_transport_and_reads_no_body(serve: Serve) -> None:
+    site = serve({"/": Route(b"<p>hello</p>", headers={"Content-Type": "text/html"})})
+    async with fetcher(allow(site)) as f:
+        result = await f.fetch(FetchRequest(site.url("/"), method="HEAD", max_bytes=1000))
+
+    assert (result.status, result.body, result.header("content-type")) == (200, b"", "text/html")
+    assert [(m, p) for _, m, p in site.requests] == [("HEAD", "/")]
+
+
+def test_head_limits_are_only_for_connections_that_serve_one_request() -> None:
+    # The guard drops what follows a HEAD's answer: on a pooled connection that
+    # would be the next answer's start.
+    with pytest.raises(ValueError, match="one request"):
+        Fetcher(user_agent="T", timeout=1, concurrency=1, host_concurrency=1, head_limits=(1, 1))

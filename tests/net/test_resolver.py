@@ -90,3 +90,23 @@ async def test_negative_cache_expires() -> None:
         with pytest.raises(OSError):
             await resolver.resolve("gone.example", 80)
     assert inner.calls == 3
+
+
+async def test_the_header_checks_refuse_a_mapped_answer_even_when_public() -> None:
+    answers = FixedAnswers({"mapped.test": ["::ffff:93.184.216.34"]})
+    crawl = SafeResolver(frozenset(), answers)
+    assert [a["host"] for a in await crawl.resolve("mapped.test", 80)] == ["::ffff:93.184.216.34"]
+    checks = SafeResolver(frozenset(), answers, refuse_mapped=True)
+    with pytest.raises(ForbiddenAddress, match=r"non-public address ::ffff:93\.184\.216\.34"):
+        await checks.resolve("mapped.test", 80)
+    named = SafeResolver(frozenset({("mapped.test", 80)}), answers, refuse_mapped=True)
+    assert len(await named.resolve("mapped.test", 80)) == 1  # the user named it
+
+
+async def test_the_header_checks_refuse_a_name_with_too_many_addresses() -> None:
+    many = [f"93.184.{n // 250}.{n % 250 + 1}" for n in range(65)]
+    answers = FixedAnswers({"many.test": many, "some.test": many[:64]})
+    resolver = SafeResolver(frozenset(), answers, max_addresses=64)
+    assert len(await resolver.resolve("some.test", 80)) == 64
+    with pytest.raises(ForbiddenAddress, match="more than 64 addresses"):
+        await resolver.resolve("many.test", 80)
