@@ -130,6 +130,30 @@ def test_a_reloaded_reader_finds_words_new_since_its_last_query(tmp_path: Path) 
     assert found() == ["https://docs.example.org/a", "https://docs.example.org/b"]
 
 
+def test_a_reader_sees_each_of_quick_successive_commits(tmp_path: Path) -> None:
+    # Reload skips the engine when meta.json is unchanged: commits within one clock tick,
+    # of the same size, must still each be seen.
+    write(tmp_path, record("https://docs.example.org/0", "A", "lemurs"))
+    reader = IndexReader(tmp_path)
+    for n in range(1, 6):
+        write(tmp_path, record(f"https://docs.example.org/{n}", "A", "lemurs"))
+        reader.reload()
+        assert reader.size == n + 1
+
+
+def test_a_reload_without_a_commit_keeps_the_loaded_view(tmp_path: Path) -> None:
+    # The engine's reload re-reads every segment's metadata: a search reloads each time,
+    # so nothing is redone when nothing was committed.
+    write(tmp_path, record("https://docs.example.org/a", "A", "lemurs"))
+    reader = IndexReader(tmp_path)
+    loaded = reader._searcher
+    reader.reload()
+    assert reader._searcher is loaded
+    write(tmp_path, record("https://docs.example.org/b", "B", "tapirs"))
+    reader.reload()
+    assert reader._searcher is not loaded
+
+
 def test_a_hit_read_after_a_reload_is_still_the_page_that_matched(tmp_path: Path) -> None:
     # Hits read their stored page when first asked; by then the index may have moved on.
     write(tmp_path, record("https://docs.example.org/a", "Lemurs", "lemurs of madagascar"))

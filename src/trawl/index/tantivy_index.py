@@ -361,9 +361,10 @@ class IndexReader:
 
     def __init__(self, path: Path) -> None:
         self._meta = path / "meta.json"  # rewritten by every commit and merge
+        # Marked before opening: a commit landing meanwhile is seen by the next reload.
+        self._commit = self._commit_mark()
         self._index = _open(path, create=False)
         self._schema = self._index.schema
-        self._commit = self._commit_mark()
         self._searcher = self._index.searcher()
         self._languages: tuple[str | None, ...] | None = None
         # Engine queries and term counts for this commit (queries leave out absent terms).
@@ -371,15 +372,22 @@ class IndexReader:
         self._df: dict[tuple[str, str], int] = {}
 
     def reload(self) -> None:
+        """Load the latest commit, when there is a newer one than the view loaded.
+
+        Every commit and merge replaces meta.json (a new file renamed over the old: a new
+        inode), so one stat tells; the engine's own reload, done for every search, cost
+        ~120 us of CPU against ~6 us for the stat (SciFact's index).
+        """
         # Marked before reloading: a commit landing in between is seen by the next reload.
         mark = self._commit_mark()
+        if mark == self._commit and mark is not None:
+            return
         self._index.reload()
         self._searcher = self._index.searcher()
-        if mark != self._commit:
-            self._commit = mark
-            self._languages = None
-            self._built.clear()
-            self._df.clear()
+        self._commit = mark
+        self._languages = None
+        self._built.clear()
+        self._df.clear()
 
     def _commit_mark(self) -> tuple[int, int, int] | None:
         try:
