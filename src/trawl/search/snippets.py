@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from html import escape, unescape
 
@@ -137,19 +136,23 @@ def window(
     if not found:
         return "", (), 0
     # The window of ``limit`` characters, from a match on, holding the most distinct terms.
+    # A plain dict, not a Counter: Counter's Python-level methods were a fifth of a window.
     best_start, best_count = found[0][0], 0
-    inside: Counter[str] = Counter()
-    last = 0
+    inside: dict[str, int] = {}
+    last, count = 0, len(found)
     for first, (start, _, _) in enumerate(found):
-        while last < len(found) and found[last][1] - start <= limit:
-            inside[found[last][2]] += 1
+        while last < count and found[last][1] - start <= limit:
+            term = found[last][2]
+            inside[term] = inside.get(term, 0) + 1
             last += 1
         if len(inside) > best_count:
             best_start, best_count = start, len(inside)
         if last > first:
             term = found[first][2]
-            inside[term] -= 1
-            if not inside[term]:
+            held = inside[term] - 1
+            if held:
+                inside[term] = held
+            else:
                 del inside[term]
     start = max(0, best_start - limit // 5)
     if start:
