@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,20 @@ def test_feedback_adds_the_terms_the_best_pages_share(tmp_path: Path) -> None:
     fed = rank(reader, "teleport", settings.replace(feedback_terms=2), limit=10)
     assert "gridlock" not in [h.url.rsplit("/", 1)[1] for _, h in plain.hits]
     assert [h.url.rsplit("/", 1)[1] for _, h in fed.hits][3] == "gridlock"  # after the three
+
+
+def test_near_spellings_stop_reading_the_dictionary_at_the_first_rare_term() -> None:
+    # A two-letter prefix lists thousands of terms, commonest first: reading past the
+    # first one too rare to be a correction was most of a long query's correction time.
+    class Listed(list[tuple[str, int]]):
+        read = 0
+
+        def __iter__(self) -> Iterator[tuple[str, int]]:
+            for entry in super().__iter__():
+                self.read += 1
+                yield entry
+
+    listed = Listed([("pedestrian", 500), *((f"pe{n:05d}", 1) for n in range(2_000))])
+    fix = correct("pedestrain", "en", 1, lambda prefix, limit: listed)
+    assert fix is not None and fix.shown == "pedestrian"
+    assert listed.read < 10

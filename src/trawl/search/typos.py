@@ -72,10 +72,13 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
         return None
     stem = stem_words([word], lang)[0]
     counts: dict[str, int] = {}
+    floor = _COMMONER * (df + 1)
     for prefix in _prefixes(stem):
         for term, count in terms(prefix, None):
+            if count < floor:  # commonest first: the rest are rarer still
+                break
             # A short stem has many neighbours: "boats" is not "bats" (stem "bat").
-            if count >= _COMMONER * (df + 1) and term != stem and len(term) >= _MIN_TERM:
+            if term != stem and len(term) >= _MIN_TERM:
                 counts[term] = count
     if not counts:
         return None
