@@ -125,6 +125,23 @@ def test_window_is_the_one_holding_the_most_distinct_terms() -> None:
     assert marked == {"alpha", "beta"}
 
 
+def test_windows_sharing_what_they_learnt_stem_each_word_once() -> None:
+    # A results page's snippets look for the same terms: a word met in one hit is not
+    # stemmed again for the next, and each window marks what it would alone.
+    stemmed: list[str] = []
+
+    def stem(word: str) -> str:
+        stemmed.append(word)
+        return _plain_stem(word)
+
+    terms = frozenset({"alpha", "beta"})
+    texts = ["alphas and betas and alphabet", "betas then alphas, alphabet soup"]
+    known: dict[str, str | None] = {}
+    shared = [window(text, terms, stem, 60, known) for text in texts]
+    assert sorted(stemmed) == ["alphabet", "alphas", "betas"]
+    assert shared == [window(text, terms, _plain_stem, 60) for text in texts]
+
+
 def test_highlights_stay_aligned_after_a_character_whose_lower_case_is_longer() -> None:
     # "İ".lower() is two characters: folding the lowered text shifted every later offset.
     text = "İİİİ İstanbul and the vacuum command"

@@ -370,6 +370,7 @@ class _SnippetWords:
         self._words = tuple(query_words)
         self._by_lang: dict[str | None, tuple[list[frozenset[str]], frozenset[str]]] = {}
         self._stems: dict[tuple[str | None, str], str] = {}
+        self._known: dict[str | None, dict[str, str | None]] = {}
 
     def forms(self, lang: str | None) -> tuple[list[frozenset[str]], frozenset[str]]:
         """Per kept word its stems and folded form, and all of them."""
@@ -379,6 +380,11 @@ class _SnippetWords:
             forms = [frozenset((*stem_words([w], lang), fold(w))) for w in kept]
             found = self._by_lang[lang] = (forms, frozenset().union(*forms))
         return found
+
+    def known(self, lang: str | None) -> dict[str, str | None]:
+        """The words snippets met in this language's hits, each with the query term it
+        stands for (snippets.window): a word is stemmed once for a whole results page."""
+        return self._known.setdefault(lang, {})
 
     def stemmer(self, lang: str | None) -> Callable[[str], str]:
         stems = self._stems
@@ -425,6 +431,7 @@ def _hit(score: float, hit: IndexHit, wanted: _SnippetWords, settings: Settings)
         skip=skip,
         cut_before=cut_before,
         cut_after=cut_after,
+        known=wanted.known(lang),
     )
     return Hit(
         url=hit.url,

@@ -60,16 +60,17 @@ def snippet(
     skip: str = "",
     cut_before: bool = False,
     cut_after: bool = False,
+    known: dict[str, str | None] | None = None,
 ) -> str:
     """A result's snippet: the best window of ``text`` with its matches marked, else its start.
 
     ``skip``, a title or heading shown beside the snippet, is left out when the text
     begins with it, so the result does not say it twice. An ellipsis marks each end
     where the text was cut; ``cut_before`` and ``cut_after`` say ``text`` is itself a
-    part of a longer one.
+    part of a longer one. ``known`` is ``window``'s.
     """
     text = without_prefix(text, skip)
-    fragment, ranges, start = window(text, terms, stem, limit)
+    fragment, ranges, start = window(text, terms, stem, limit, known)
     if not fragment:
         fragment, ranges = _lead(text, limit), ()
     before = f"{ELLIPSIS} " if start > 0 or cut_before else ""
@@ -97,19 +98,26 @@ def best_fragment(
 
 
 def window(
-    text: str, terms: frozenset[str], stem: Callable[[str], str], limit: int
+    text: str,
+    terms: frozenset[str],
+    stem: Callable[[str], str],
+    limit: int,
+    known: dict[str, str | None] | None = None,
 ) -> tuple[str, tuple[tuple[int, int], ...], int]:
     """``best_fragment`` and where the fragment starts in ``text``.
 
     Our own because the index holds analysed terms, not the text the engine's
     snippet generator would need; words are found by a prefix scan (a stem is
     nearly always a prefix of its word) and confirmed by stemming the word, once
-    per distinct word.
+    per distinct word. ``known``, each word seen and the term it stands for (None: no
+    term), may be shared by the windows of one query's results for the same ``terms``
+    and ``stem``: their words are then stemmed once for the whole results page.
     """
     if not terms or not text:
         return "", (), 0
     folded = fold_same_length(text)
-    known: dict[str, str | None] = {}  # a word -> the term it stands for, None for no term
+    if known is None:
+        known = {}
     found: list[tuple[int, int, str]] = []
     rest = _WORD_REST.match
     # Each prefix found by ``str.find`` (memchr speed), not one alternation tried at every
