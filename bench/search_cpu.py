@@ -1,0 +1,60 @@
+"""CPU time per results page, and the pages themselves, for A/B runs on a loaded machine.
+
+    PYTHONPATH=<checkout>/src .venv/bin/python bench/search_cpu.py scifact INDEX OUT.json
+    PYTHONPATH=<checkout>/src .venv/bin/python bench/search_cpu.py manual DATA OUT.json
+
+Process CPU time (``time.process_time``), not wall time: with other work on the
+machine, CPU per query still compares two checkouts run in the same minutes.
+OUT.json holds every results page (URLs, titles, snippets, scores, sections): two
+checkouts that should answer alike must write the same bytes (``cmp``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from relevance import IR
+from service import QUERIES
+from trawl.evaluation.collections import read_beir
+from trawl.index.tantivy_index import IndexReader
+from trawl.search.searcher import search
+from trawl.settings import Settings
+
+
+def main() -> None:
+    which, where, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    per_page: dict[str, Any] = {}
+    if which == "scifact":
+        queries = list(read_beir(IR / "scifact").queries.values())
+        reader, settings, per_page = IndexReader(where), Settings(), {"per_page": 10}
+    else:
+        queries = list(QUERIES)
+        reader, settings = IndexReader(where / "index"), Settings(data=where)
+    pages = []
+    for q in queries:  # warms the reader, as a server is warm
+        p = search(reader, q, settings, **per_page)
+        shown = [
+            (h.url, h.title, h.snippet, h.score, h.section and (h.section.path, h.section.url))
+            for h in p.hits
+        ]
+        pages.append([q, p.total, p.did_you_mean, shown])
+    times: list[float] = []
+    for _ in range(rounds):
+        for q in queries:
+            started = time.process_time()
+            search(reader, q, settings, **per_page)
+            times.append(time.process_time() - started)
+    times.sort()
+    out.write_text(json.dumps(pages, ensure_ascii=False, indent=0))
+    mean = sum(times) / len(times) * 1000
+    p50, p95 = (times[min(len(times) - 1, int(q * len(times)))] * 1000 for q in (0.5, 0.95))
+    print(f"{which}: {len(times)} pages, CPU ms mean {mean:.2f} p50 {p50:.2f} p95 {p95:.2f}")
+
+
+if __name__ == "__main__":
+    main()
