@@ -16,7 +16,16 @@ import psycopg
 import pytest
 
 from trawl.errors import ConfigError, StoreError
-from trawl.records import CrawlUrl, Discussion, Link, PageRecord, PageSignals, ResourceCheck
+from trawl.records import (
+    CrawlUrl,
+    Discussion,
+    HeaderCheck,
+    Link,
+    PageRecord,
+    PageSignals,
+    ReportQuery,
+    ResourceCheck,
+)
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
 from trawl.store.schema import SCHEMA_VERSION
@@ -492,17 +501,15 @@ def test_a_crawl_with_live_leases_is_not_marked_interrupted(store: Store) -> Non
     assert outcomes == {shared: "running", embedded: "interrupted"}
 
 
-def test_sqlite_words_read_alike_on_postgresql(store: Store) -> None:
-    db = store._db  # type: ignore[attr-defined]
+def test_like_ignores_ascii_case_on_both(store: Store) -> None:
+    # SQLite's LIKE ignores ASCII case; the PostgreSQL dialect says ILIKE for it.
     store.add_site("https://example.com/")
-    db.execute(
-        "INSERT OR IGNORE INTO sites (host, start_url, created_at) VALUES (?, ?, ?)",
-        ("example.com", "https://example.com/again", 1.0),
-    )
-    like = db.execute("SELECT count(*) FROM sites WHERE start_url LIKE ?", ("%EXAMPLE.com/",))
+    store.save_page(page("https://example.com/Docs"))
+    store.save_page(page("https://other.example/docs"))
+    query = ReportQuery(text="EXAMPLE.COM/d")
 
-    assert [s.start_url for s in store.sites()] == ["https://example.com/"]
-    assert like.fetchone()[0] == 1  # LIKE ignores ASCII case, as SQLite's does
+    assert [r.url for r in store.report_pages(query)[1]] == ["https://example.com/Docs"]
+    assert store.site_pages("example.com") == ["https://example.com/Docs"]
 
 
 def test_corpus_signals_and_the_link_graph(store: Store) -> None:
@@ -536,3 +543,15 @@ def test_corpus_signals_and_the_link_graph(store: Store) -> None:
     assert list(store.link_graph()) == [
         ("https://example.com/a", "https://example.com/b", "to b", False)
     ]
+
+
+def test_a_header_check_replaces_the_last_one_on_both(store: Store) -> None:
+    # Written as ON CONFLICT ... DO UPDATE: SQLite's INSERT OR REPLACE is no PostgreSQL.
+    store.save_page(page("https://example.com/"), [Link("https://elsewhere.example/x", "x")])
+    first = HeaderCheck("https://elsewhere.example/x", 404, None, (), None, 0.1)
+    store.save_header_checks([first])
+    store.save_header_checks([replace(first, status=200, headers=(("server", "x"),))])
+
+    total, links = store.external_links()
+    assert total == 1
+    assert [(e.url, e.status) for e in links] == [("https://elsewhere.example/x", 200)]

@@ -1,9 +1,8 @@
 """What the server's admin side asks of the store: sites, API keys, the SEO report,
 header checks and resource checks.
 
-A mixin of ``SQLiteStore`` (and so of ``PostgresStore``), under the same rules
-for its SQL as ``sqlite.py``: both databases must read it, and the store tests
-run every method on both.
+A mixin of ``sql_store.SqlStore``, under the same rules for its SQL: both
+databases must read it, and the store tests run every method on both.
 """
 
 from __future__ import annotations
@@ -36,17 +35,23 @@ from trawl.store.issues import Issue
 # element but anchors, and <link> only with a rel that makes the browser load it
 # (not canonical, alternate, next...). Constant SQL, no input in it.
 _LOADED_RELS = ("stylesheet", "icon", "apple-touch-icon", "manifest", "preload", "modulepreload")
-_RESOURCE_OCCURRENCE = (
-    "(l.element IN ('img', 'script', 'source', 'video', 'audio', 'track', 'embed', 'object',"
-    " 'iframe', 'frame') OR (l.element = 'link' AND ("
-    + " OR ".join(f"(' ' || l.rel || ' ') LIKE '% {rel} %'" for rel in _LOADED_RELS)
-    + ")))"
-)
+
+
+def _resource_occurrence(like: str) -> str:
+    return (
+        "(l.element IN ('img', 'script', 'source', 'video', 'audio', 'track', 'embed', 'object',"
+        " 'iframe', 'frame') OR (l.element = 'link' AND ("
+        + " OR ".join(f"(' ' || l.rel || ' ') {like} '% {rel} %'" for rel in _LOADED_RELS)
+        + ")))"
+    )
+
+
 _RESOURCE_COLUMNS = "url, status, content_type, content_length, error, checked_at"
 
 
 class AdminQueries:
     _db: Database
+    _like: str  # the dialect's case-blind LIKE
 
     def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
         raise NotImplementedError  # the store's own
@@ -63,13 +68,12 @@ class AdminQueries:
             if self._db.execute("DELETE FROM sites WHERE host = ?", (host,)).rowcount == 0:
                 return None
             rows = self._db.execute(
-                "DELETE FROM pages WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'"
-                " RETURNING url",
+                f"DELETE FROM pages WHERE {self._site_urls()} RETURNING url",  # noqa: S608
                 _site_patterns(host),
             )
             urls = [u for (u,) in rows]
             self._db.execute(
-                "DELETE FROM page_history WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'",
+                f"DELETE FROM page_history WHERE {self._site_urls()}",  # noqa: S608
                 _site_patterns(host),
             )
             return urls
@@ -79,10 +83,14 @@ class AdminQueries:
         if self._db.execute("SELECT 1 FROM sites WHERE host = ?", (host,)).fetchone() is None:
             return None
         rows = self._db.execute(
-            "SELECT url FROM pages WHERE url LIKE ? ESCAPE '\\' OR url LIKE ? ESCAPE '\\'",
+            f"SELECT url FROM pages WHERE {self._site_urls()}",  # noqa: S608
             _site_patterns(host),
         )
         return [u for (u,) in rows]
+
+    def _site_urls(self) -> str:
+        """The condition ``_site_patterns``'s two parameters fill."""
+        return f"url {self._like} ? ESCAPE '\\' OR url {self._like} ? ESCAPE '\\'"
 
     # -- store and index in agreement (pipeline/integrity.py) ---------------
 
@@ -176,7 +184,7 @@ class AdminQueries:
         """One window of the crawl table and the number of rows the filters match."""
         if query.sort not in REPORT_SORTS:
             raise StoreError(f"cannot sort by {query.sort!r}")
-        where, params = _report_filters(query)
+        where, params = _report_filters(query, self._like)
         total = self._db.execute(
             f"SELECT count(*) FROM pages{where}",  # noqa: S608 - placeholders only
             params,
@@ -212,13 +220,15 @@ class AdminQueries:
         """Link targets on hosts other than their page's, with their last header check."""
         like = f"%{_escape_like(text)}%"
         total = self._db.execute(
-            f"SELECT count(DISTINCT l.to_url) {_EXTERNAL_FROM}", (like,)
+            f"SELECT count(DISTINCT l.to_url) {_external_from(self._like)}", (like,)
         ).fetchone()[0]
         rows = self._db.execute(
             "SELECT l.to_url, count(*), count(DISTINCT l.from_page), min(p.url),"
             " c.status, c.location, c.error, c.checked_at"
-            f" {_EXTERNAL_FROM.replace('WHERE', _JOIN_CHECKS + ' WHERE')}"
-            " GROUP BY l.to_url ORDER BY l.to_url LIMIT ? OFFSET ?",
+            f" {_external_from(self._like, _JOIN_CHECKS)}"
+            # The check's columns too: one row per URL, which PostgreSQL cannot tell.
+            " GROUP BY l.to_url, c.status, c.location, c.error, c.checked_at"
+            " ORDER BY l.to_url LIMIT ? OFFSET ?",
             (like, limit, offset),
         )
         return int(total), [ExternalLink(*r) for r in rows]
@@ -226,8 +236,11 @@ class AdminQueries:
     def save_header_checks(self, checks: Sequence[HeaderCheck]) -> None:
         with self._transaction():
             self._db.executemany(
-                "INSERT OR REPLACE INTO header_checks"
-                " (url, status, location, error, headers, checked_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO header_checks (url, status, location, error, headers, checked_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO UPDATE SET"
+                " status = excluded.status, location = excluded.location,"
+                " error = excluded.error, headers = excluded.headers,"
+                " checked_at = excluded.checked_at",
                 [
                     (
                         c.url,
@@ -246,7 +259,7 @@ class AdminQueries:
     def resource_urls(self, crawl_id: int, limit: int) -> list[str]:
         rows = self._db.execute(
             "SELECT l.to_url FROM links l JOIN pages p ON p.id = l.from_page"  # noqa: S608
-            f" WHERE p.crawl_id = ? AND {_RESOURCE_OCCURRENCE}"
+            f" WHERE p.crawl_id = ? AND {_resource_occurrence(self._like)}"
             " GROUP BY l.to_url ORDER BY min(l.rowid) LIMIT ?",
             (crawl_id, limit),
         )
@@ -399,12 +412,19 @@ _PAGE_AUTHORITY = (
     "substr(substr(p.url, instr(p.url, '://') + 3), 1,"
     " instr(substr(p.url, instr(p.url, '://') + 3), '/'))"
 )
-_EXTERNAL_FROM = (
-    "FROM links l JOIN pages p ON p.id = l.from_page"
-    " WHERE l.element IN ('a', 'area') AND l.to_url LIKE ? ESCAPE '\\'"
-    f" AND substr(l.to_url, instr(l.to_url, '://') + 3, length({_PAGE_AUTHORITY}))"
-    f" != {_PAGE_AUTHORITY}"
-)
+
+
+def _external_from(like: str, join: str = "") -> str:
+    """The links to other hosts whose target matches a LIKE pattern (the parameter),
+    with ``join`` before the condition."""
+    return (
+        f"FROM links l JOIN pages p ON p.id = l.from_page {join}"
+        f" WHERE l.element IN ('a', 'area') AND l.to_url {like} ? ESCAPE '\\'"
+        f" AND substr(l.to_url, instr(l.to_url, '://') + 3, length({_PAGE_AUTHORITY}))"
+        f" != {_PAGE_AUTHORITY}"
+    )
+
+
 _JOIN_CHECKS = "LEFT JOIN header_checks c ON c.url = l.to_url"
 
 
@@ -412,11 +432,11 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _report_filters(query: ReportQuery) -> tuple[str, tuple[Any, ...]]:
+def _report_filters(query: ReportQuery, like: str) -> tuple[str, tuple[Any, ...]]:
     clauses: list[str] = []
     params: list[Any] = []
     if query.text:
-        clauses.append("(url LIKE ? ESCAPE '\\' OR title LIKE ? ESCAPE '\\')")
+        clauses.append(f"(url {like} ? ESCAPE '\\' OR title {like} ? ESCAPE '\\')")
         like = f"%{_escape_like(query.text)}%"
         params += [like, like]
     status = query.status.strip().lower()

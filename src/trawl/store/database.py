@@ -1,12 +1,13 @@
 """The connection the store's SQL runs on: sqlite3's, or PostgreSQL's behind a pool.
 
-``sqlite.SQLiteStore`` and its query mixin ``admin_queries.AdminQueries`` are
-written against these two protocols; ``postgres.PooledDatabase`` speaks them too.
+``sql_store.SqlStore`` and its query mixins are written against these two
+protocols; ``sqlite.SQLiteDatabase`` and ``postgres.PooledDatabase`` speak them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 
@@ -24,10 +25,23 @@ class Rows(Protocol):
 
 
 class Database(Protocol):
-    """The part of sqlite3's connection the store methods use."""
+    """A connection (or a pool of them) as the store methods use it; statements
+    are written with ``?`` placeholders whatever the database."""
+
+    # Whether several threads may use it at once (a pool: one connection each).
+    threadsafe: bool
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Rows: ...
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
+
+    def stream(self, sql: str, parameters: Sequence[Any] = (), /) -> Iterator[Any]:
+        """The rows of a long result a few at a time, never all in memory."""
+        ...
+
+    def transaction(self, mode: str = "") -> AbstractContextManager[Any]:
+        """Statements of this thread inside it commit together (``mode``: SQLite's
+        BEGIN mode, IMMEDIATE to take the write lock first)."""
+        ...
 
     def close(self) -> None: ...

@@ -4,72 +4,29 @@ WAL lets ``trawl serve`` read while a crawl writes. With synchronous=NORMAL
 a commit does not wait for the disk; a power cut can lose the last commits
 but never corrupts the file, which is the right trade for a re-crawlable cache.
 
-The SQL here is also PostgreSQL's: ``postgres.PostgresStore`` runs these same
-methods through a connection that speaks this one's interface, and overrides
-only what differs (the clock, locking, streaming). So write SQL both read:
-qmark placeholders, ``RETURNING``, ``ON CONFLICT``, no SQLite-only functions;
-the store tests run every method on both.
+The store's methods are ``sql_store.SqlStore``'s; this module opens the file
+and gives them sqlite3's connection with its errors translated.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from trawl.errors import StoreError
-from trawl.records import (
-    CorpusPage,
-    CrawlRun,
-    Discussion,
-    Link,
-    PageRecord,
-    PageSignals,
-    Site,
-    sections_from_json,
-    sections_json,
-)
-from trawl.store import shared_sql
-from trawl.store.admin_queries import AdminQueries
-from trawl.store.database import Database
-from trawl.store.frontier_queries import FrontierQueries
+from trawl.store.dialect import SQLITE
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
-
-_PAGE_COLUMNS = (
-    "url, host, status, depth, fetched_at, content_type, title, description, headings,"
-    " body, lang, word_count, redirect_to, error, indexable, etag, last_modified,"
-    " links_dropped, indexability, canonical, directives, published, modified, modified_source,"
-    " inlinks, text_hash, simhash, quality, community, headers, sections, aside,"
-    " response_time, size, h1_count, in_sitemap, request_url"
-)
-# Written only by the batch step after a crawl (save_signals): saving a page again keeps them.
-_SIGNAL_COLUMNS = "authority, scored, duplicate_of, canonical_reason, discussed_on"
-_SELECT_PAGE = f"SELECT {_PAGE_COLUMNS}, {_SIGNAL_COLUMNS} FROM pages"  # noqa: S608
-_CRAWL_COLUMNS = (
-    "id, started_at, finished_at, start_urls, pages_ok, pages_failed, outcome, skipped,"
-    " resumed_from"
-)
-# Built once from constant column names: no input ever reaches the SQL text.
-_UPSERT_FIELDS = (*_PAGE_COLUMNS.split(", "), "crawl_id")
-_UPSERT_PAGE = (
-    f"INSERT INTO pages ({', '.join(_UPSERT_FIELDS)})"  # noqa: S608
-    f" VALUES ({', '.join('?' * len(_UPSERT_FIELDS))}) ON CONFLICT(url) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _UPSERT_FIELDS[1:])
-    + " RETURNING id"
-)
-RESUMABLE = ("interrupted", "stopped")
+from trawl.store.sql_store import SqlStore
 
 
-class SQLiteStore(FrontierQueries, AdminQueries):
-    _db: Database
-    threadsafe = False  # one connection: one transaction at a time
+class SQLiteStore(SqlStore):
+    """The store in the SQLite file at ``path``. With ``check_schema`` false the file
+    is taken as migrated already (another connection of this process checked it)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, check_schema: bool = True) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -77,316 +34,11 @@ class SQLiteStore(FrontierQueries, AdminQueries):
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA foreign_keys=ON")
             db.execute("PRAGMA busy_timeout=10000")
-            migrate(db)
+            if check_schema:
+                migrate(db)
         except (sqlite3.Error, OSError) as e:
             raise StoreError(f"cannot open store {path}: {e}") from e
-        self._sqlite = db
-        self._translated = _Translated(db, str(path))
-        self._db = self._translated
-
-    # -- sites and crawls ---------------------------------------------------
-
-    def add_site(self, start_url: str) -> None:
-        host = start_url.split("://", 1)[-1].split("/", 1)[0]
-        self._db.execute(
-            "INSERT INTO sites (host, start_url, created_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(host) DO NOTHING",
-            (host, start_url, time.time()),
-        )
-
-    def sites(self) -> list[Site]:
-        rows = self._db.execute("SELECT host, start_url, enabled FROM sites ORDER BY id")
-        return [Site(h, u, bool(e)) for h, u, e in rows]
-
-    def begin_crawl(self, start_urls: Sequence[str], resumed_from: int | None = None) -> int:
-        """A new crawl-log row; when resuming, it takes over the old run's frontier and pages."""
-        with self._transaction():
-            crawl_id = int(
-                self._db.execute(
-                    shared_sql.BEGIN_CRAWL,
-                    (time.time(), json.dumps(list(start_urls)), resumed_from),
-                ).fetchone()[0]
-            )
-            if resumed_from is not None:
-                self._db.execute(
-                    "INSERT INTO frontier (crawl_id, url, depth, source, state, reason, host,"
-                    " retries, request_url) SELECT ?, url, depth, source, state, reason, host,"
-                    " retries, request_url FROM frontier WHERE crawl_id = ?",
-                    (crawl_id, resumed_from),
-                )
-                self._db.execute(
-                    "UPDATE pages SET crawl_id = ? WHERE crawl_id = ?", (crawl_id, resumed_from)
-                )
-                # The run cut short is not a crawl of its own to compare with.
-                self._db.execute("DELETE FROM page_history WHERE crawl_id = ?", (resumed_from,))
-        return crawl_id
-
-    def finish_crawl(
-        self,
-        crawl_id: int,
-        *,
-        pages_ok: int,
-        pages_failed: int,
-        outcome: str,
-        skipped: Mapping[str, int] | None = None,
-        samples: Mapping[str, Sequence[str]] | None = None,
-    ) -> None:
-        """Close the run's log row, and keep what it saw of each page (status, title,
-        indexability) for the report's crawl comparison: this run's and the one before
-        it, per host; older snapshots go."""
-        with self._transaction():
-            self._db.execute(
-                "UPDATE crawls SET finished_at = ?, pages_ok = ?, pages_failed = ?, outcome = ?,"
-                " skipped = ?, samples = ? WHERE id = ?",
-                (
-                    time.time(),
-                    pages_ok,
-                    pages_failed,
-                    outcome,
-                    json.dumps(dict(skipped or {})),
-                    json.dumps({k: list(v) for k, v in (samples or {}).items()}),
-                    crawl_id,
-                ),
-            )
-            self._db.execute(
-                "INSERT INTO page_history (crawl_id, url, host, status, title, indexability)"
-                " SELECT crawl_id, url, host, status, title, indexability FROM pages"
-                " WHERE crawl_id = ? ON CONFLICT (crawl_id, url) DO UPDATE SET"
-                " status = excluded.status, title = excluded.title,"
-                " indexability = excluded.indexability",
-                (crawl_id,),
-            )
-            self._db.execute(
-                "DELETE FROM page_history WHERE host IN"
-                " (SELECT h.host FROM page_history h WHERE h.crawl_id = ?)"
-                " AND crawl_id < (SELECT max(p.crawl_id) FROM page_history p"
-                " WHERE p.host = page_history.host AND p.crawl_id < ?)",
-                (crawl_id, crawl_id),
-            )
-
-    def interrupt_running(self) -> int:
-        """Mark runs that never finished (killed) as interrupted; return how many.
-        A run whose frontier has a live lease has workers at it: it is left alone."""
-        cur = self._db.execute(
-            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'"
-            " AND NOT EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = crawls.id"
-            " AND f.lease_owner IS NOT NULL AND f.lease_until >= ?)",
-            (time.time(), self._now()),
-        )
-        return cur.rowcount
-
-    def crawls(self, limit: int = 50) -> list[CrawlRun]:
-        rows = self._db.execute(
-            f"SELECT {_CRAWL_COLUMNS} FROM crawls ORDER BY id DESC LIMIT ?",  # noqa: S608
-            (limit,),
-        )
-        return [_crawl_run(r) for r in rows]
-
-    def resumable_crawl(self, start_urls: Sequence[str] | None = None) -> CrawlRun | None:
-        """The latest run (of these start URLs, if given) when it was cut short."""
-        query = f"SELECT {_CRAWL_COLUMNS} FROM crawls"  # noqa: S608 - constant columns
-        if start_urls is None:
-            row = self._db.execute(query + " ORDER BY id DESC LIMIT 1").fetchone()
-        else:
-            row = self._db.execute(
-                query + " WHERE start_urls = ? ORDER BY id DESC LIMIT 1",
-                (json.dumps(list(start_urls)),),
-            ).fetchone()
-        run = _crawl_run(row) if row else None
-        return run if run is not None and run.outcome in RESUMABLE else None
-
-    # -- pages and links ----------------------------------------------------
-
-    def save_page(
-        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
-    ) -> None:
-        """Upsert the page and its links; with ``crawl_id``, in the same transaction,
-        mark it seen by that crawl and fetched in its frontier."""
-        values = (*_page_values(record), crawl_id)
-        with self._transaction():
-            row = self._db.execute(_UPSERT_PAGE, values).fetchone()
-            page_id = row[0]
-            self._db.execute("DELETE FROM links WHERE from_page = ?", (page_id,))
-            self._db.executemany(
-                "INSERT INTO links (from_page, to_url, anchor, nofollow, element, attribute, rel,"
-                " heading, request_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        page_id,
-                        link.url,
-                        link.anchor,
-                        int(link.nofollow),
-                        link.element,
-                        link.attribute,
-                        link.rel,
-                        link.heading,
-                        link.request,
-                    )
-                    for link in links
-                ],
-            )
-            if crawl_id is not None:
-                self._mark(crawl_id, record.url, "fetched", None)
-
-    def touch_page(self, url: str, crawl_id: int) -> None:
-        """A 304 Not Modified: the stored page stands and counts as seen by this crawl."""
-        with self._transaction():
-            self._db.execute(
-                "UPDATE pages SET crawl_id = ?, fetched_at = ? WHERE url = ?",
-                (crawl_id, time.time(), url),
-            )
-            self._mark(crawl_id, url, "fetched", "not modified")
-
-    def validators(self, url: str) -> tuple[str | None, str | None]:
-        """The stored page's ETag and Last-Modified, for a conditional request."""
-        row = self._db.execute(
-            "SELECT etag, last_modified FROM pages WHERE url = ? AND indexable = 1", (url,)
-        ).fetchone()
-        return (row[0], row[1]) if row else (None, None)
-
-    def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]:
-        """Pages of ``hosts`` that the crawl did not reach: candidates for pruning."""
-        marks = ", ".join("?" * len(hosts))
-        rows = self._db.execute(
-            f"SELECT url FROM pages WHERE host IN ({marks})"  # noqa: S608 - placeholders only
-            " AND (crawl_id IS NULL OR crawl_id != ?)",
-            (*hosts, crawl_id),
-        )
-        return [u for (u,) in rows]
-
-    def server_error_pages(self, crawl_id: int) -> list[str]:
-        rows = self._db.execute(
-            "SELECT url FROM pages WHERE crawl_id = ? AND status >= 500", (crawl_id,)
-        )
-        return [u for (u,) in rows]
-
-    def delete_pages(self, urls: Sequence[str]) -> None:
-        with self._transaction():
-            self._db.executemany("DELETE FROM pages WHERE url = ?", [(u,) for u in urls])
-
-    def page(self, url: str) -> PageRecord | None:
-        row = self._db.execute(_SELECT_PAGE + " WHERE url = ?", (url,)).fetchone()
-        return _page_record(row) if row else None
-
-    def pages(self, *, indexable_only: bool = False) -> Iterator[PageRecord]:
-        where = " WHERE indexable = 1" if indexable_only else ""
-        cursor = self._db.execute(f"{_SELECT_PAGE}{where} ORDER BY id")
-        for row in cursor:
-            yield _page_record(row)
-
-    def count_pages(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM pages").fetchone()[0])
-
-    def links_from(self, url: str) -> list[Link]:
-        rows = self._db.execute(
-            "SELECT l.to_url, l.anchor, l.nofollow, l.element, l.attribute, l.rel, l.heading,"
-            " l.request_url FROM links l JOIN pages p ON p.id = l.from_page WHERE p.url = ?"
-            " ORDER BY l.rowid",
-            (url,),
-        )
-        return [Link(u, a, bool(n), e, at, r, h, q) for u, a, n, e, at, r, h, q in rows]
-
-    def anchors_to(self, url: str, limit: int = 100) -> list[str]:
-        """Distinct anchor texts of links from other pages to ``url``."""
-        rows = self._db.execute(
-            "SELECT DISTINCT l.anchor FROM links l JOIN pages p ON p.id = l.from_page"
-            " WHERE l.to_url = ? AND p.url != ? AND l.element IN ('a', 'area') AND l.anchor != ''"
-            " LIMIT ?",
-            (url, url, limit),
-        )
-        return [a for (a,) in rows]
-
-    def count_inlinks(self, hosts: Sequence[str]) -> None:
-        """Store, for every page of ``hosts``, how many links from other pages point to it."""
-        marks = ", ".join("?" * len(hosts))
-        self._db.execute(
-            "UPDATE pages SET inlinks = (SELECT count(*) FROM links l JOIN pages src"  # noqa: S608
-            " ON src.id = l.from_page WHERE l.to_url = pages.url AND src.url != pages.url"
-            f" AND l.element IN ('a', 'area')) WHERE host IN ({marks})",
-            tuple(hosts),
-        )
-
-    def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
-        """(from URL, to URL, anchor, nofollow) of every link between two different URLs."""
-        cursor = self._db.execute(
-            "SELECT p.url, l.to_url, l.anchor, l.nofollow FROM links l"
-            " JOIN pages p ON p.id = l.from_page"
-            " WHERE l.element IN ('a', 'area') AND l.to_url != p.url"
-        )
-        for source, target, anchor, nofollow in cursor:
-            yield source, target, anchor, bool(nofollow)
-
-    def corpus_pages(self) -> Iterator[CorpusPage]:
-        cursor = self._db.execute(
-            "SELECT url, host, indexable, redirect_to, canonical, text_hash, simhash,"
-            " CASE WHEN text_hash IS NULL OR simhash IS NULL THEN body END,"
-            " quality, community, authority, scored, duplicate_of, canonical_reason,"
-            " discussed_on FROM pages ORDER BY id"
-        )
-        for row in cursor:
-            yield CorpusPage(
-                url=row[0],
-                host=row[1],
-                indexable=bool(row[2]),
-                redirect_to=row[3],
-                canonical=row[4],
-                text_hash=row[5],
-                simhash=row[6],
-                text=row[7],
-                quality=row[8],
-                community=bool(row[9]),
-                authority=row[10],
-                scored=bool(row[11]),
-                duplicate_of=row[12],
-                canonical_reason=row[13],
-                discussed_on=_discussions(row[14]),
-            )
-
-    def save_signals(self, signals: Sequence[PageSignals]) -> None:
-        """Store what the batch step found about each page (authority, duplicates...)."""
-        with self._transaction():
-            self._db.executemany(
-                "UPDATE pages SET authority = ?, scored = ?, duplicate_of = ?,"
-                " canonical_reason = ?, discussed_on = ? WHERE url = ?",
-                [
-                    (
-                        s.authority,
-                        int(s.scored),
-                        s.duplicate_of,
-                        s.canonical_reason,
-                        _discussions_json(s.discussed_on),
-                        s.url,
-                    )
-                    for s in signals
-                ],
-            )
-
-    def duplicates_of(self, url: str) -> list[str]:
-        rows = self._db.execute("SELECT url FROM pages WHERE duplicate_of = ? ORDER BY id", (url,))
-        return [u for (u,) in rows]
-
-    def host_language(self, host: str) -> str | None:
-        """The language most of the host's pages are in (a vote, never the first page)."""
-        row = self._db.execute(
-            "SELECT lang FROM pages WHERE host = ? AND lang IS NOT NULL AND indexable = 1"
-            " GROUP BY lang ORDER BY count(*) DESC, lang LIMIT 1",
-            (host,),
-        ).fetchone()
-        return row[0] if row else None
-
-    def close(self) -> None:
-        self._db.close()
-
-    def _now(self) -> float:
-        """Seconds since the epoch on the clock every worker of the store shares."""
-        return time.time()
-
-    def _lock_joining(self) -> None:
-        """Within a transaction: one process at a time decides which crawl runs.
-        (BEGIN IMMEDIATE has taken SQLite's write lock already.)"""
-
-    def _transaction(self, mode: str = "") -> AbstractContextManager[Any]:
-        return self._translated.transaction(mode)
+        super().__init__(SQLiteDatabase(db, str(path)), SQLITE)
 
 
 class _Rows:
@@ -419,10 +71,12 @@ class _Rows:
             raise _store_error(self._where, e) from e
 
 
-class _Translated:
+class SQLiteDatabase:
     """sqlite3's connection as the store methods use it, with sqlite3's errors translated
     where they cross into Trawl: a damaged trawl.sqlite or a full disk is a StoreError
     with the file's name, not a traceback."""
+
+    threadsafe = False  # one connection: one transaction at a time
 
     def __init__(self, db: sqlite3.Connection, where: str) -> None:
         self._sqlite = db
@@ -440,8 +94,11 @@ class _Translated:
         except sqlite3.Error as e:
             raise _store_error(self._where, e) from e
 
+    def stream(self, sql: str, parameters: Sequence[Any] = (), /) -> Iterator[Any]:
+        return iter(self.execute(sql, parameters))
+
     @contextmanager
-    def transaction(self, mode: str = "") -> Iterator[_Translated]:
+    def transaction(self, mode: str = "") -> Iterator[SQLiteDatabase]:
         # In autocommit mode the connection's context manager does not open a
         # transaction, so BEGIN explicitly; its __exit__ commits or rolls back.
         try:
@@ -480,119 +137,3 @@ def migrate(db: sqlite3.Connection) -> int:
             db.execute("ROLLBACK")
             raise
     return SCHEMA_VERSION - current
-
-
-def _page_values(r: PageRecord) -> tuple[Any, ...]:
-    return (
-        r.url,
-        r.host,
-        r.status,
-        r.depth,
-        r.fetched_at,
-        r.content_type,
-        r.title,
-        r.description,
-        json.dumps(list(r.headings), ensure_ascii=False),
-        r.text,
-        r.lang,
-        r.word_count,
-        r.redirect_to,
-        r.error,
-        int(r.indexable),
-        r.etag,
-        r.last_modified,
-        r.links_dropped,
-        r.indexability,
-        r.canonical,
-        " ".join(r.directives),
-        r.published.isoformat() if r.published else None,
-        r.modified.isoformat() if r.modified else None,
-        r.modified_source,
-        r.inlinks,
-        r.text_hash,
-        r.simhash,
-        r.quality,
-        int(r.community),
-        json.dumps([list(h) for h in r.headers], ensure_ascii=False),
-        sections_json(r.sections),
-        r.aside,
-        r.response_time,
-        r.size,
-        r.h1_count,
-        int(r.in_sitemap),
-        r.request_url,
-    )
-
-
-def _discussions_json(discussions: Sequence[Discussion]) -> str:
-    return json.dumps(
-        [{"host": d.host, "url": d.url, "quote": d.quote} for d in discussions],
-        ensure_ascii=False,
-    )
-
-
-def _page_record(row: Sequence[Any]) -> PageRecord:
-    return PageRecord(
-        url=row[0],
-        host=row[1],
-        status=row[2],
-        depth=row[3],
-        fetched_at=row[4],
-        content_type=row[5],
-        title=row[6],
-        description=row[7],
-        headings=tuple(json.loads(row[8])),
-        text=row[9],
-        lang=row[10],
-        word_count=row[11],
-        redirect_to=row[12],
-        error=row[13],
-        indexable=bool(row[14]),
-        etag=row[15],
-        last_modified=row[16],
-        links_dropped=row[17],
-        indexability=row[18],
-        canonical=row[19],
-        directives=tuple(row[20].split()),
-        published=datetime.fromisoformat(row[21]) if row[21] else None,
-        modified=datetime.fromisoformat(row[22]) if row[22] else None,
-        modified_source=row[23],
-        inlinks=row[24],
-        text_hash=row[25],
-        simhash=row[26],
-        quality=row[27],
-        community=bool(row[28]),
-        headers=tuple((k, v) for k, v in json.loads(row[29])),
-        sections=sections_from_json(row[30]),
-        aside=row[31],
-        response_time=row[32],
-        size=row[33],
-        h1_count=row[34],
-        in_sitemap=bool(row[35]),
-        request_url=row[36],
-        authority=row[37],
-        scored=bool(row[38]),
-        duplicate_of=row[39],
-        canonical_reason=row[40],
-        discussed_on=_discussions(row[41]),
-    )
-
-
-def _discussions(stored: str) -> tuple[Discussion, ...]:
-    if stored == "[]":  # nearly every page: no JSON parse
-        return ()
-    return tuple(Discussion(**d) for d in json.loads(stored))
-
-
-def _crawl_run(r: Sequence[Any]) -> CrawlRun:
-    return CrawlRun(
-        id=r[0],
-        started_at=r[1],
-        finished_at=r[2],
-        start_urls=tuple(json.loads(r[3])),
-        pages_ok=r[4],
-        pages_failed=r[5],
-        outcome=r[6],
-        skipped=json.loads(r[7]),
-        resumed_from=r[8],
-    )
