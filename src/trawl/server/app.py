@@ -68,6 +68,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            await asyncio.to_thread(context.stores.open)  # the schema checked once, here
+        except TrawlError as e:  # a store down now may be up by the first request
+            log.warning("store not opened at start: %s", e)
         tasks = [asyncio.create_task(context.metrics.sample_forever())]
         if settings.recrawl_hours > 0:
             tasks.append(asyncio.create_task(_recrawl_forever(context)))
@@ -78,6 +82,7 @@ def create_app(
                 await task
         await context.header_checks.close()
         await context.crawls.close()
+        context.stores.close()
 
     app = FastAPI(
         title="Trawl",

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -18,8 +17,8 @@ from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
 from trawl.server.metrics import Metrics
 from trawl.server.ratelimit import RateLimits
 from trawl.settings import Settings
-from trawl.store import open_store
 from trawl.store.base import Store
+from trawl.store.connections import StoreConnections
 
 
 class LazyIndex:
@@ -47,16 +46,14 @@ class Context:
         self.metrics = Metrics(self.crawls, self.index.documents, settings.index_path)
         self.header_checks = HeaderCheckJobs(settings, header_checker)
         self.setup = auth.SetupLink()  # issued by `trawl serve` when no key exists
+        # Opened by the app's lifespan (or the first request that needs it), closed at
+        # its end: a request borrows a connection, it never opens the store.
+        self.stores = StoreConnections(settings)
 
-    @contextmanager
-    def store(self) -> Iterator[Store]:
-        """A store connection for one request (SQLite connections are not shared
-        between the threads FastAPI runs routes in)."""
-        store = open_store(self.settings)
-        try:
-            yield store
-        finally:
-            store.close()
+    def store(self) -> AbstractContextManager[Store]:
+        """A store connection for one request: the thread's own on SQLite (FastAPI runs
+        routes in a pool of threads), the shared pool on PostgreSQL."""
+        return self.stores.connection()
 
     def client_id(self, request: Request) -> str:
         # The peer's address, or the one a trusted proxy named (trusted_proxies: the

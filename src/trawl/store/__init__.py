@@ -15,12 +15,14 @@ if TYPE_CHECKING:
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-def open_store(settings: Settings, *, create: bool = True) -> Store:
+def open_store(settings: Settings, *, create: bool = True, check_schema: bool = True) -> Store:
     """The store the ``store`` setting names: a postgresql:// URL, a SQLite file,
     or (empty) trawl.sqlite in the data folder.
 
     With ``create`` false a SQLite file that does not exist is a ``StoreError``:
-    commands that only read must not leave an empty data folder behind.
+    commands that only read must not leave an empty data folder behind. With
+    ``check_schema`` false a SQLite file is taken as migrated already: another
+    connection of this process checked it (``connections.StoreConnections``).
     """
     location = settings.store.strip()
     if location.startswith(POSTGRES_SCHEMES):
@@ -34,4 +36,4 @@ def open_store(settings: Settings, *, create: bool = True) -> Store:
     path = Path(location) if location else settings.sqlite_path
     if not create and not path.is_file():
         raise StoreError(f"no Trawl store at {path}: crawl a site first (trawl crawl URL)")
-    return SQLiteStore(path)
+    return SQLiteStore(path, check_schema=check_schema)
