@@ -26,7 +26,7 @@ from trawl.dedup.clusters import Copy, canonical_verdicts
 from trawl.dedup.simhash import simhash, text_hash
 from trawl.graph.pagerank import authority, pagerank
 from trawl.records import CorpusPage, PageSignals
-from trawl.store.base import Store
+from trawl.store.base import CorpusSignals
 from trawl.understand.community import discussions
 
 AUTHORITY_STEP = 0.01  # an authority change smaller than this does not re-index a page
@@ -44,7 +44,7 @@ class CorpusReport:
     seconds: float
 
 
-def update_signals(store: Store) -> CorpusReport:
+def update_signals(store: CorpusSignals) -> CorpusReport:
     started = time.perf_counter()
     # Pages saved before fingerprints existed get them here, in memory (the store
     # hands over their text, and only theirs).

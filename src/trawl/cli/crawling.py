@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import ConfigError, TrawlError
 from trawl.settings import SPEED_PRESETS, Settings, speed_preset_help
-from trawl.store.base import Store
+from trawl.store.base import CrawlLog
 
 if TYPE_CHECKING:
     from trawl.pipeline.crawl_run import CrawlOutcome
@@ -264,7 +264,7 @@ def _failure(outcome: CrawlOutcome) -> str | None:
     return None
 
 
-def _start_urls(urls: list[str], resume: bool, store: Store | None) -> list[str]:
+def _start_urls(urls: list[str], resume: bool, store: CrawlLog | None) -> list[str]:
     """The crawl's start URLs, as typed; with no ``store`` yet, only checks them."""
     from trawl.urls.start import start_request
 

@@ -13,7 +13,7 @@ from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.health import Judgement
 from trawl.stage_pool import Page, StagePool
-from trawl.store.base import Store
+from trawl.store.base import Pages, Store
 
 
 async def _link_up(
@@ -36,7 +36,7 @@ async def _link_up(
     # this run fetched. Each commit (about 0.1 s) held up the crawl's end.
 
 
-def _searchable_pages(store: Store, index: IndexWriter, urls: Iterable[str]) -> Iterator[Page]:
+def _searchable_pages(store: Pages, index: IndexWriter, urls: Iterable[str]) -> Iterator[Page]:
     """Each searchable page of ``urls`` with the anchor texts of links to it, read from
     the store once, as the workers ask; an indexable page that is not searchable (a
     duplicate) or is gone leaves the index on the way."""

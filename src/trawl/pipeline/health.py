@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from trawl.crawl.frontier import Frontier
 from trawl.records import CrawlUrl, HostTally, Href
-from trawl.store.base import Store
+from trawl.store.base import FrontierLog
 from trawl.store.frontier_queries import CAPPED, MARKER
 from trawl.urls.identity import politeness_host
 
@@ -116,7 +116,7 @@ def _verdict(
 
 
 def judge_crawl(
-    store: Store,
+    store: FrontierLog,
     crawl_id: int,
     start_urls: Sequence[str],
     *,
@@ -140,7 +140,7 @@ class CapLog:
     that host out of the run, so a run that resumes it is judged capped as well (the
     record is a frontier row with a marker URL)."""
 
-    def __init__(self, store: Store, crawl_id: int) -> None:
+    def __init__(self, store: FrontierLog, crawl_id: int) -> None:
         self._store = store
         self._crawl_id = crawl_id
         self._seen: set[tuple[str, str]] = set()
@@ -156,13 +156,13 @@ class CapLog:
 EMBEDDED = "embedded crawl"
 
 
-def mark_embedded(store: Store, crawl_id: int, start_url: str) -> None:
+def mark_embedded(store: FrontierLog, crawl_id: int, start_url: str) -> None:
     """Record that ``trawl crawl`` runs this crawl alone (its own frontier in memory,
     its own index writer): a ``trawl worker`` must not join it."""
     _mark(store, crawl_id, _marker(start_url, "embedded"), EMBEDDED)
 
 
-def is_embedded(store: Store, crawl_id: int, start_urls: Sequence[str]) -> bool:
+def is_embedded(store: FrontierLog, crawl_id: int, start_urls: Sequence[str]) -> bool:
     return any(
         store.frontier_reason(crawl_id, _marker(u, "embedded")) == EMBEDDED for u in start_urls
     )
@@ -174,7 +174,7 @@ def _marker(url: str, name: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/#trawl-{name}"
 
 
-def _mark(store: Store, crawl_id: int, marker: str, reason: str) -> None:
+def _mark(store: FrontierLog, crawl_id: int, marker: str, reason: str) -> None:
     store.frontier_add(crawl_id, [CrawlUrl(marker, 0)])
     store.frontier_mark(crawl_id, marker, MARKER, reason)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.settings import Settings
 from trawl.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, workers_for
-from trawl.store.base import Store
+from trawl.store.base import Agreement, Pages, Store
 
 log = logging.getLogger(__name__)
 SAMPLES = 5
@@ -68,7 +68,7 @@ class Drift:
         return f"{head}: " + ", ".join(parts)
 
 
-def quick_check(store: Store, reader: IndexReader) -> Drift:
+def quick_check(store: Agreement, reader: IndexReader) -> Drift:
     """Counts only: the index must hold the searchable pages, plus those of the pages
     kept through a server error that it still holds (looked up one by one: few)."""
     started = time.perf_counter()
@@ -78,7 +78,7 @@ def quick_check(store: Store, reader: IndexReader) -> Drift:
     return Drift(searchable, held, documents, seconds=time.perf_counter() - started)
 
 
-def full_check(store: Store, reader: IndexReader) -> Drift:
+def full_check(store: Agreement, reader: IndexReader) -> Drift:
     started = time.perf_counter()
     must: set[str] = set()
     may: set[str] = set()
@@ -106,7 +106,7 @@ def full_check(store: Store, reader: IndexReader) -> Drift:
     )
 
 
-async def repair(store: Store, writer: IndexWriter, drift: Drift, pool: StagePool) -> int:
+async def repair(store: Pages, writer: IndexWriter, drift: Drift, pool: StagePool) -> int:
     """Mend what ``drift`` (a full check) names: a missing or doubled page is indexed
     (once), an extra one leaves; committed. Return how many pages changed."""
     for url in drift.extra:

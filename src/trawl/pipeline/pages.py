@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from trawl.errors import RenderError
@@ -23,7 +23,7 @@ from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.health import DepthCap
 from trawl.records import CrawlUrl, FetchResult, Href, Link, PageRecord
 from trawl.stage_pool import StagePool
-from trawl.store.base import Store
+from trawl.store.base import FrontierLog, Pages
 from trawl.understand.indexability import Indexability
 from trawl.understand.response import (
     blocked_page,
@@ -40,12 +40,18 @@ COMMIT_EVERY = 500  # index commits: bounds what a crash loses, and makes progre
 MAX_LISTED = 500_000  # sitemap URLs kept in memory per crawl (about 60 MB at most)
 
 
+class PageStore(Pages, FrontierLog, Protocol):
+    """The store's roles a crawl's pages go through."""
+
+    threadsafe: bool
+
+
 class PagePipeline:
     """Receives every crawl event, keeps store and index in step."""
 
     def __init__(
         self,
-        store: Store,
+        store: PageStore,
         index: IndexWriter | None,
         crawl_id: int,
         parser: StagePool | None = None,

@@ -12,12 +12,12 @@ from trawl.net.addresses import Target
 from trawl.net.header_check import check_many
 from trawl.records import HeaderCheck, ResourceCheck
 from trawl.settings import Settings
-from trawl.store.base import Store
+from trawl.store.base import Report
 from trawl.urls.start import parse_host_aliases
 
 
 async def check_resources(
-    store: Store, crawl_id: int, settings: Settings, allowed: frozenset[Target]
+    store: Report, crawl_id: int, settings: Settings, allowed: frozenset[Target]
 ) -> list[ResourceCheck]:
     """HEAD the resources (images, scripts, stylesheets...) the crawl's pages use, at most
     ``settings.resource_checks`` of them, and store the answers."""

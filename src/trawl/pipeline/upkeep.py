@@ -13,7 +13,7 @@ from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
 from trawl.settings import Settings
 from trawl.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
-from trawl.store.base import Store
+from trawl.store.base import Pages, Store
 from trawl.understand.eviction import (
     EvictionRules,
     eviction_reason,
@@ -77,7 +77,7 @@ class Eviction:
 EVICTION_SAMPLES = 5
 
 
-def evict(store: Store, settings: Settings, *, dry_run: bool) -> Eviction:
+def evict(store: Pages, settings: Settings, *, dry_run: bool) -> Eviction:
     """Apply the eviction rules (trawl.understand.eviction) to every stored page; unless
     ``dry_run``, remove what they name from store and index."""
     rules = EvictionRules(

@@ -33,7 +33,7 @@ from fastapi.responses import Response
 
 from trawl.errors import Forbidden, Unauthorized
 from trawl.records import KEY_SCOPES, ApiKey, KeyScope
-from trawl.store.base import Store
+from trawl.store.base import Admin
 
 KEY_HEADER = "X-API-Key"
 COOKIE = "trawl_session"
@@ -53,7 +53,7 @@ def digest(key: str) -> str:
 
 
 def create_key(
-    store: Store,
+    store: Admin,
     name: str,
     scopes: Sequence[KeyScope] = KEY_SCOPES,
     expires_at: float | None = None,
@@ -86,7 +86,7 @@ def _well_formed(secret: str) -> bool:
     return 0 < len(secret) <= MAX_KEY_CHARS and secret.isascii()
 
 
-def authenticate(store: Store, key: str | None, scope: KeyScope | None = "admin") -> ApiKey:
+def authenticate(store: Admin, key: str | None, scope: KeyScope | None = "admin") -> ApiKey:
     """The key, if it exists, has not expired and holds ``scope`` (None: any)."""
     if not key:
         raise Unauthorized(f"an API key is required (header {KEY_HEADER})")
@@ -105,7 +105,7 @@ def session_token(request: Request) -> str | None:
     return request.cookies.get(cookie_name(request)) or None
 
 
-def start_session(store: Store, key: ApiKey, hours: float) -> tuple[str, int]:
+def start_session(store: Admin, key: ApiKey, hours: float) -> tuple[str, int]:
     """A new session for ``key``: the cookie's token and its lifetime in seconds."""
     token = secrets.token_urlsafe(32)
     seconds = max(1, round(hours * 3600))
@@ -116,7 +116,7 @@ def start_session(store: Store, key: ApiKey, hours: float) -> tuple[str, int]:
     return token, max(1, round(expires - time.time()))
 
 
-def session(store: Store, token: str, scope: KeyScope | None) -> ApiKey:
+def session(store: Admin, token: str, scope: KeyScope | None) -> ApiKey:
     """The key behind a live session, if it holds ``scope`` (None: any)."""
     found = store.session_key(digest(token)) if _well_formed(token) else None
     if found is None:
@@ -124,7 +124,7 @@ def session(store: Store, token: str, scope: KeyScope | None) -> ApiKey:
     return _usable(found, scope)
 
 
-def end_session(store: Store, token: str | None) -> None:
+def end_session(store: Admin, token: str | None) -> None:
     if token and _well_formed(token):
         store.end_session(digest(token))
 
@@ -192,7 +192,7 @@ class SetupLink:
         return True
 
 
-def setup_login(store: Store, hours: float) -> tuple[str, int]:
+def setup_login(store: Admin, hours: float) -> tuple[str, int]:
     """A session for the holder of a setup link: made for a new admin key of its own,
     which nobody sees (the admin page makes keys to log in with later)."""
     key_id, _ = create_key(store, SETUP_KEY_NAME, KEY_SCOPES)

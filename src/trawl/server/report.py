@@ -24,7 +24,7 @@ from trawl.records import (
 )
 from trawl.server.context import context_of
 from trawl.settings import Settings
-from trawl.store.base import Store
+from trawl.store.base import Report, Store
 from trawl.store.issues import ISSUE_SLUGS, Issue
 from trawl.understand.indexability import Indexability
 
@@ -97,7 +97,7 @@ def row_json(row: ReportRow) -> dict[str, Any]:
     return asdict(row)
 
 
-def all_rows(store: Store, query: ReportQuery) -> Iterator[ReportRow]:
+def all_rows(store: Report, query: ReportQuery) -> Iterator[ReportRow]:
     """Every row the filters match, in the table's order, a chunk at a time."""
     offset = 0
     while True:
@@ -110,7 +110,7 @@ def all_rows(store: Store, query: ReportQuery) -> Iterator[ReportRow]:
         offset += CSV_CHUNK
 
 
-def all_external(store: Store, text: str = "") -> Iterator[ExternalLink]:
+def all_external(store: Report, text: str = "") -> Iterator[ExternalLink]:
     offset = 0
     while True:
         _, rows = store.external_links(text, CSV_CHUNK, offset)
@@ -179,7 +179,7 @@ def report_csv(store_rows: Iterable[ReportRow]) -> Iterator[tuple[Any, ...]]:
         )
 
 
-def issue_overview(store: Store, settings: Settings) -> list[dict[str, Any]]:
+def issue_overview(store: Report, settings: Settings) -> list[dict[str, Any]]:
     """Every issue with its group, label and page count, in declaration order."""
     counts = store.report_issue_counts(thresholds(settings))
     return [
@@ -209,7 +209,7 @@ def changes_csv(rows: Iterable[PageChange]) -> Iterator[tuple[Any, ...]]:
         yield tuple(" ".join(row[h]) if h == "changes" else row[h] for h in CHANGES_HEADER)
 
 
-def compared(store: Store, host: str) -> tuple[str, int | None, int | None]:
+def compared(store: Report, host: str) -> tuple[str, int | None, int | None]:
     """The host to compare (the first one with snapshots when none is given) and its
     last two crawls; NotFound for a host no crawl has seen."""
     hosts = store.history_hosts()
@@ -223,7 +223,7 @@ def compared(store: Store, host: str) -> tuple[str, int | None, int | None]:
     return host, before, after
 
 
-def all_changes(store: Store, host: str, before: int, after: int) -> Iterator[PageChange]:
+def all_changes(store: Report, host: str, before: int, after: int) -> Iterator[PageChange]:
     offset = 0
     while True:
         _, rows = store.report_changes(host, before, after, CSV_CHUNK, offset)

@@ -1,5 +1,9 @@
-"""The store interface every backend implements: SQLite (``sqlite.py``, embedded)
-and PostgreSQL (``postgres.py``, shared by workers on many machines).
+"""The store's interface, in roles: each caller is typed against the role it uses
+(a crawl log, pages, a frontier, leases, corpus signals, agreement with the index,
+administration, the report), and ``Store``, the union of them all, is what
+``open_store`` returns. ``sql_store.SqlStore`` implements it on SQLite
+(``sqlite.py``, embedded) and PostgreSQL (``postgres.py``, shared by workers on
+many machines).
 
 Invariants every backend keeps:
 - a page is identified by its normalised URL; saving it again replaces it
@@ -42,15 +46,8 @@ from trawl.records import (
 from trawl.store.issues import Issue
 
 
-class Store(Protocol):
-    # Whether methods may run in several threads at once (a connection pool), so
-    # callers may wait for slow ones off the event loop.
-    threadsafe: bool
-
-    # -- sites and the crawl log
-    def add_site(self, start_url: str) -> None: ...
-
-    def sites(self) -> list[Site]: ...
+class CrawlLog(Protocol):
+    """The crawl log: a row per run, begun, finished, resumed."""
 
     def begin_crawl(self, start_urls: Sequence[str], resumed_from: int | None = None) -> int: ...
 
@@ -71,7 +68,45 @@ class Store(Protocol):
 
     def resumable_crawl(self, start_urls: Sequence[str] | None = None) -> CrawlRun | None: ...
 
-    # -- the frontier of a crawl
+
+class Pages(Protocol):
+    """Pages and their links, saved by the identity of their URL."""
+
+    def save_page(
+        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
+    ) -> None: ...
+
+    def touch_page(self, url: str, crawl_id: int) -> None: ...
+
+    def validators(self, url: str) -> tuple[str | None, str | None]: ...
+
+    def page(self, url: str) -> PageRecord | None: ...
+
+    def pages(self, *, indexable_only: bool = False) -> Iterator[PageRecord]: ...
+
+    def count_pages(self) -> int: ...
+
+    def links_from(self, url: str) -> list[Link]: ...
+
+    def anchors_to(self, url: str, limit: int = 100) -> list[str]: ...
+
+    def count_inlinks(self, hosts: Sequence[str]) -> None: ...
+
+    def host_language(self, host: str) -> str | None: ...
+
+    def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]: ...
+
+    def server_error_pages(self, crawl_id: int) -> list[str]: ...
+
+    def delete_pages(self, urls: Sequence[str]) -> None: ...
+
+    def mark_in_sitemap(self, crawl_id: int, urls: Sequence[str]) -> None: ...
+
+
+class FrontierLog(Protocol):
+    """A crawl's frontier as the store records it: what was queued and what became of
+    it, so a run can resume and be judged host by host."""
+
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None: ...
 
     def frontier_mark(
@@ -102,7 +137,11 @@ class Store(Protocol):
         """Those of ``urls`` the crawl fetched and that answered (not 5xx, not failed)."""
         ...
 
-    # -- the frontier shared by workers (leases, per-host politeness)
+
+class Leases(Protocol):
+    """The frontier ``trawl worker``s share: leases, grants and per-host politeness
+    (``crawl.shared_frontier.LeaseStore`` is the crawler's view of it)."""
+
     def join_crawl(self, start_urls: Sequence[str]) -> int:
         """The running crawl of ``start_urls``, begun now if there is none; with no
         start URLs, the latest running crawl (StoreError when there is none)."""
@@ -167,30 +206,10 @@ class Store(Protocol):
         ``reason`` (and returned), and URLs of it added later are skipped as they come."""
         ...
 
-    # -- pages and links
-    def save_page(
-        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
-    ) -> None: ...
 
-    def touch_page(self, url: str, crawl_id: int) -> None: ...
+class CorpusSignals(Protocol):
+    """What the batch step after a crawl reads and writes (``trawl.corpus``)."""
 
-    def validators(self, url: str) -> tuple[str | None, str | None]: ...
-
-    def page(self, url: str) -> PageRecord | None: ...
-
-    def pages(self, *, indexable_only: bool = False) -> Iterator[PageRecord]: ...
-
-    def count_pages(self) -> int: ...
-
-    def links_from(self, url: str) -> list[Link]: ...
-
-    def anchors_to(self, url: str, limit: int = 100) -> list[str]: ...
-
-    def count_inlinks(self, hosts: Sequence[str]) -> None: ...
-
-    def host_language(self, host: str) -> str | None: ...
-
-    # -- corpus hygiene (the batch step after a crawl; trawl.corpus)
     def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
         """(from URL, to URL, anchor text, nofollow) of every <a>/<area> link between two
         different URLs."""
@@ -210,20 +229,10 @@ class Store(Protocol):
         """URLs whose canonical copy is ``url``, in crawl order."""
         ...
 
-    def unseen_pages(self, crawl_id: int, hosts: Sequence[str]) -> list[str]: ...
 
-    def server_error_pages(self, crawl_id: int) -> list[str]: ...
+class Agreement(Protocol):
+    """What the index must hold, for comparing store and index (``pipeline/integrity.py``)."""
 
-    def delete_pages(self, urls: Sequence[str]) -> None: ...
-
-    # -- the service: site admin, API keys, the SEO report
-    def set_site_enabled(self, host: str, enabled: bool) -> bool: ...
-
-    def delete_site(self, host: str) -> list[str] | None: ...
-
-    def site_pages(self, host: str) -> list[str] | None: ...
-
-    # -- store and index in agreement (pipeline/integrity.py)
     def searchable_counts(self) -> tuple[int, int]:
         """(pages the index must hold, pages it may hold too: their last answer was 5xx)."""
         ...
@@ -235,6 +244,20 @@ class Store(Protocol):
     def searchable_urls(self) -> Iterator[tuple[str, bool]]:
         """(URL, must be indexed) of each page either count of ``searchable_counts`` holds."""
         ...
+
+
+class Admin(Protocol):
+    """The service's administration: sites, API keys and browser sessions."""
+
+    def add_site(self, start_url: str) -> None: ...
+
+    def sites(self) -> list[Site]: ...
+
+    def set_site_enabled(self, host: str, enabled: bool) -> bool: ...
+
+    def delete_site(self, host: str) -> list[str] | None: ...
+
+    def site_pages(self, host: str) -> list[str] | None: ...
 
     def add_api_key(
         self,
@@ -256,6 +279,11 @@ class Store(Protocol):
 
     def end_session(self, digest: str) -> bool: ...
 
+
+class Report(Protocol):
+    """The SEO report: the crawl table, links, header and resource checks, charts and
+    the comparison of a host's last two crawls."""
+
     def report_pages(self, query: ReportQuery) -> tuple[int, list[ReportRow]]: ...
 
     def links_to(self, url: str, limit: int = 2000) -> list[Inlink]: ...
@@ -274,8 +302,6 @@ class Store(Protocol):
 
     def report_issue_counts(self, thresholds: IssueThresholds) -> dict[Issue, int]: ...
 
-    def mark_in_sitemap(self, crawl_id: int, urls: Sequence[str]) -> None: ...
-
     def compared_crawls(self, host: str) -> tuple[int | None, int | None]: ...
 
     def history_hosts(self) -> list[str]: ...
@@ -284,7 +310,6 @@ class Store(Protocol):
         self, host: str, before: int, after: int, limit: int = 100, offset: int = 0
     ) -> tuple[int, list[PageChange]]: ...
 
-    # -- resource checks (images, scripts, stylesheets... of crawled pages)
     def resource_urls(self, crawl_id: int, limit: int) -> list[str]:
         """Distinct resources used by pages this crawl saved, first found first."""
         ...
@@ -307,5 +332,15 @@ class Store(Protocol):
     def resource_pages(self, url: str, limit: int = 100) -> list[str]:
         """The pages that use the resource ``url``."""
         ...
+
+
+class Store(
+    CrawlLog, Pages, FrontierLog, Leases, CorpusSignals, Agreement, Admin, Report, Protocol
+):
+    """Every role: what ``open_store`` returns and what closes."""
+
+    # Whether methods may run in several threads at once (a connection pool), so
+    # callers may wait for slow ones off the event loop.
+    threadsafe: bool
 
     def close(self) -> None: ...
