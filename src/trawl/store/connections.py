@@ -5,9 +5,10 @@ store for each request would check the schema every time and, on PostgreSQL,
 build a new connection pool: that is the cost this module removes. The store is
 opened once (migrations checked once); a request borrows a connection:
 
-- SQLite: a connection belongs to one thread at a time, so each thread opens
-  its own the first time it asks and keeps it (the schema already checked);
-- PostgreSQL: the store is a pool and thread-safe, so every thread shares it.
+- SQLite: a connection serves one thread at a time, so a request takes an idle
+  one (or opens one, the schema already checked) and gives it back: there are
+  never more than the requests that ran at once, whatever threads come and go;
+- PostgreSQL: the store is a pool and thread-safe, so every request shares it.
 
 Everything is closed together by ``close``.
 """
@@ -32,7 +33,7 @@ class StoreConnections:
         self._lock = threading.Lock()
         self._first: Store | None = None  # the one that checked the schema
         self._opened: list[Store] = []
-        self._local = threading.local()
+        self._idle: list[Store] = []  # SQLite connections no request holds
 
     def open(self) -> None:
         """Open the store and check its schema, unless that is done (a StoreError
@@ -42,28 +43,31 @@ class StoreConnections:
                 self._first = open_store(self._settings)
                 self._opened.append(self._first)
                 if not self._first.threadsafe:
-                    self._local.store = self._first
+                    self._idle.append(self._first)
 
     @contextmanager
     def connection(self) -> Iterator[Store]:
-        """The store for the calling thread's task; it stays open for the next one."""
+        """A store for one task, given back when it ends (never closed by it)."""
         self.open()
         first = self._first
-        assert first is not None
-        if first.threadsafe:
+        if first is not None and first.threadsafe:
             yield first
             return
-        mine: Store | None = getattr(self._local, "store", None)
-        if mine is None:
-            mine = open_store(self._settings, check_schema=False)
+        with self._lock:
+            lent = self._idle.pop() if self._idle else None
+        if lent is None:
+            lent = open_store(self._settings, check_schema=False)
             with self._lock:
-                self._opened.append(mine)
-            self._local.store = mine
-        yield mine
+                self._opened.append(lent)
+        try:
+            yield lent
+        finally:
+            with self._lock:
+                if any(s is lent for s in self._opened):  # not closed meanwhile
+                    self._idle.append(lent)
 
     def close(self) -> None:
         with self._lock:
-            opened, self._opened, self._first = self._opened, [], None
-            self._local = threading.local()
+            opened, self._opened, self._idle, self._first = self._opened, [], [], None
         for store in opened:
             store.close()
