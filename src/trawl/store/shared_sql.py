@@ -1,6 +1,5 @@
-"""SQL that every backend runs as written (qmark placeholders; PostgreSQL's store
-turns them into its own). Only statements that read the same in both dialects
-live here; each backend keeps what differs.
+"""SQL that both databases run as written (``?`` placeholders, which the PostgreSQL
+dialect gives psycopg as ``%s``). What differs is in ``dialect.py``.
 """
 
 from __future__ import annotations
