@@ -30,6 +30,7 @@ from service import crawl_manual, in_process, over_http, percentile, run_and_rec
 from trawl.evaluation.collections import read_beir
 from trawl.evaluation.runner import build_index
 from trawl.index.tantivy_index import IndexReader
+from trawl.search.request import SearchRequest
 from trawl.search.searcher import search
 from trawl.settings import Settings
 
@@ -57,7 +58,7 @@ def scifact(rounds: int) -> str:
             reader = IndexReader(Path(tmp) / "index")  # fresh: nothing built by a round before
             for n, text in enumerate(collection.queries.values()):
                 pair: list[tuple[list[float], Callable[[], object]]] = [
-                    (ours, partial(search, reader, text, settings, per_page=10)),
+                    (ours, partial(search, reader, SearchRequest(text, per_page=10), settings)),
                     (theirs, partial(bm25s_ids, retriever, ids, text, 10)),
                 ]
                 for latencies, action in pair if n % 2 == 0 else pair[::-1]:

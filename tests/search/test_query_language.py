@@ -10,6 +10,7 @@ import pytest
 
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.records import PageRecord
+from trawl.search.request import search_request
 from trawl.search.searcher import search
 from trawl.settings import Settings
 
@@ -47,7 +48,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> tuple[IndexReader, Settings
 
 def urls(env: tuple[IndexReader, Settings], q: str, **kw: object) -> list[str]:
     reader, settings = env
-    return [h.url[-1] for h in search(reader, q, settings, **kw).hits]  # type: ignore[arg-type]
+    return [h.url[-1] for h in search(reader, search_request(q, **kw), settings).hits]  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

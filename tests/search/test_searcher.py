@@ -9,6 +9,7 @@ import pytest
 from trawl.errors import QueryError
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.records import PageRecord
+from trawl.search.request import SearchRequest
 from trawl.search.searcher import search
 from trawl.settings import Settings
 
@@ -37,7 +38,9 @@ def settings(tmp_path: Path) -> Settings:
 
 
 def test_pages_with_all_words_come_first(settings: Settings) -> None:
-    page = search(IndexReader(settings.index_path), "aardvark badger", settings, per_page=20)
+    page = search(
+        IndexReader(settings.index_path), SearchRequest("aardvark badger", per_page=20), settings
+    )
     # 15 pages hold both words; fewer than the ranking depth, so pages with one word follow
     assert all("<mark>badger</mark>" in h.snippet for h in page.hits[:15])
     assert not any("<mark>badger</mark>" in h.snippet for h in page.hits[15:])
@@ -45,7 +48,9 @@ def test_pages_with_all_words_come_first(settings: Settings) -> None:
 
 def test_all_words_alone_when_they_fill_the_ranking_depth(settings: Settings) -> None:
     narrow = settings.replace(rerank_depth=10)
-    page = search(IndexReader(settings.index_path), "aardvark badger", narrow, per_page=10)
+    page = search(
+        IndexReader(settings.index_path), SearchRequest("aardvark badger", per_page=10), narrow
+    )
     assert page.total == 15
 
 
@@ -56,8 +61,8 @@ def test_any_word_when_nothing_has_all(settings: Settings) -> None:
 
 def test_pages_do_not_overlap(settings: Settings) -> None:
     reader = IndexReader(settings.index_path)
-    first = search(reader, "aardvark", settings, page=1, per_page=20)
-    third = search(reader, "aardvark", settings, page=3, per_page=20)
+    first = search(reader, SearchRequest("aardvark", page=1, per_page=20), settings)
+    third = search(reader, SearchRequest("aardvark", page=3, per_page=20), settings)
 
     assert len(first.hits) == 20 and len(third.hits) == 5
     assert not {h.url for h in first.hits} & {h.url for h in third.hits}
@@ -70,8 +75,9 @@ def test_default_page_size_comes_from_settings(settings: Settings) -> None:
 
 @pytest.mark.parametrize(("page", "per_page"), [(0, 10), (1, 0), (1, 101)])
 def test_out_of_range_paging_is_a_query_error(settings: Settings, page: int, per_page: int) -> None:
+    reader = IndexReader(settings.index_path)
     with pytest.raises(QueryError):
-        search(IndexReader(settings.index_path), "aardvark", settings, page=page, per_page=per_page)
+        search(reader, SearchRequest("aardvark", page=page, per_page=per_page), settings)
 
 
 @pytest.mark.parametrize("query", ["", "   ", "!!! ((( ]]", '"unbalanced', "AND OR NOT"])

@@ -52,19 +52,33 @@ def search(
     data: DataOpt = None,
     limit: Annotated[int, typer.Option(min=1, max=100, help="Results to show.")] = 10,
     page: Annotated[int, typer.Option(min=1, help="Result page.")] = 1,
+    sort: Annotated[str, typer.Option(help="relevance, or date: newest first.")] = "relevance",
+    site: Annotated[str | None, typer.Option(help="Only this host (as site: does).")] = None,
+    lang: Annotated[str | None, typer.Option(help="Only pages in this language.")] = None,
+    after: Annotated[str | None, typer.Option(help="Modified on or after this day.")] = None,
+    before: Annotated[str | None, typer.Option(help="Modified before this day.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Search the index."""
     from trawl.index.tantivy_index import IndexReader
+    from trawl.search.request import search_request
     from trawl.search.searcher import search as run_search
     from trawl.server.api_search import page_json
 
     try:
-        settings = load_settings(config, data=data)
-        result = run_search(
-            IndexReader(settings.index_path), query, settings, page=page, per_page=limit
+        asked = search_request(
+            query,
+            page=page,
+            per_page=limit,
+            sort=sort,
+            lang=lang,
+            site=site,
+            after=after,
+            before=before,
         )
+        settings = load_settings(config, data=data)
+        result = run_search(IndexReader(settings.index_path), asked, settings)
         if as_json:  # from the index alone, like the API's answer
             answer = page_json(result)
     except TrawlError as e:

@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import tantivy
 
@@ -37,12 +36,16 @@ from trawl.index.spec import (
     AllOf,
     AnyOf,
     Boosts,
+    Candidate,
     Filtered,
     Filters,
+    IndexResults,
     Lookup,
     Near,
     Node,
     Phrase,
+    StoredPassage,
+    StoredSection,
     Word,
 )
 from trawl.records import Discussion, PageRecord
@@ -327,37 +330,8 @@ class IndexHit:
         return discussions_from_field(bytes(self._field("discussed") or b"").decode())
 
 
-StoredSection = tuple[str, int, str, int]  # title, level, anchor, start in the text
-StoredPassage = tuple[int, int, str]  # start in the text, section position or -1, " terms "
-
-
-class Candidate(NamedTuple):
-    """A match as the rerank first sees it: fast fields only, no stored page read.
-
-    A named tuple, not a frozen dataclass: a query makes a few dozen, and a frozen
-    dataclass's checked ``__init__`` was 4% of a SciFact query's time.
-    """
-
-    address: Any
-    score: float
-    authority: float
-    quality: float
-    title_key: int
-    home: bool
-    name_chars: int
-
-
-@dataclass(frozen=True, slots=True)
-class IndexResults:
-    total: int
-    addresses: tuple[tuple[float, Any], ...]  # (score, engine address), best first
-    # How many leading addresses are known to hold every query word; None: not known
-    # (a soft AND's first step), each page's words tell.
-    complete: int | None = 0
-
-
 class IndexReader:
-    """Read-only view; ``reload`` picks up the latest commit."""
+    """Read-only view; ``reload`` picks up the latest commit. A ``spec.SearchIndex``."""
 
     def __init__(self, path: Path) -> None:
         self._meta = path / "meta.json"  # rewritten by every commit and merge
@@ -488,6 +462,9 @@ class IndexReader:
         except ValueError as e:
             raise SearchIndexError(f"search failed: {e}") from e
         return IndexResults(total=int(found.count or 0) if count else len(pairs), addresses=pairs)
+
+    def key(self, address: Any) -> Hashable:
+        return (address.segment_ord, address.doc)
 
     def candidates(self, addresses: Sequence[tuple[float, Any]]) -> list[Candidate]:
         """The rerank's first look at matches: priors and keys from fast fields."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from trawl.analysis.text import fold
-from trawl.index.tantivy_index import Candidate, IndexHit
+from trawl.index.spec import Candidate, StoredPage
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def pages_needed(
 def rerank(
     candidates: Sequence[Candidate],
     complete: int | None,
-    pages: Mapping[int, IndexHit],
+    pages: Mapping[int, StoredPage],
     shape: QueryShape,
     weights: RankWeights,
 ) -> list[tuple[float, int]]:

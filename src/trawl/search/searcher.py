@@ -22,21 +22,24 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime
-from typing import Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from trawl.analysis.stopwords import is_stop_word, stop_words_of
-from trawl.analysis.text import fold, language_code, stem_words, words
+from trawl.analysis.text import fold, stem_words, words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
-from trawl.index.spec import AllOf, AnyOf, Boosts, Node, Word
-from trawl.index.tantivy_index import (
-    IndexHit,
-    IndexReader,
+from trawl.index.spec import (
+    AllOf,
+    AnyOf,
+    Boosts,
+    Filters,
     IndexResults,
+    Node,
+    SearchIndex,
+    StoredPage,
     StoredPassage,
     StoredSection,
+    Word,
 )
 from trawl.records import Hit, HitSection, SearchPage
 from trawl.search.plan import (
@@ -49,12 +52,11 @@ from trawl.search.plan import (
 )
 from trawl.search.query import ParsedQuery, parse_query
 from trawl.search.rank import QueryShape, RankWeights, coverage_applies, pages_needed, rerank
+from trawl.search.request import SearchRequest
 from trawl.search.snippets import snippet
 from trawl.search.typos import Correction, barely_known, complete, correct
 from trawl.settings import Settings
 
-Sort = Literal["relevance", "date"]
-SORTS = ("relevance", "date")
 _COMMON_SHARE = 0.5  # a word on more pages than this does not count for coverage
 
 
@@ -84,32 +86,28 @@ def rank_weights(settings: Settings) -> RankWeights:
 @dataclass(frozen=True, slots=True)
 class Ranked:
     total: int
-    hits: tuple[tuple[float, IndexHit], ...]
+    hits: tuple[tuple[float, StoredPage], ...]
     query: ParsedQuery
     languages: tuple[str | None, ...]
     corrections: tuple[Correction, ...] = ()
 
 
 def rank(
-    reader: IndexReader,
-    text: str,
+    reader: SearchIndex,
+    request: SearchRequest | str,
     settings: Settings,
     *,
     limit: int,
-    sort: Sort = "relevance",
-    lang: str | None = None,
-    site: str | None = None,
-    after: date | None = None,
-    before: date | None = None,
     reload: bool = True,
     syntax: bool = True,
 ) -> Ranked:
-    """The best ``limit`` pages for ``text``, reranked; no snippets (evaluation uses this)."""
-    if sort not in SORTS:
-        raise QueryError(f"sort must be one of {', '.join(SORTS)}")
+    """The best ``limit`` pages for the request (its text alone: a plain text), reranked;
+    no snippets (evaluation uses this). The request's page is not looked at."""
+    if isinstance(request, str):
+        request = SearchRequest(request)
     if reload:
         reader.reload()
-    query = _with_filters(parse_query(text, syntax=syntax), lang, site, after, before)
+    query = _with_filters(parse_query(request.text, syntax=syntax), request.filters)
     languages = tuple(candidate_languages(query, settings.query_lang, reader.languages()))
     if query.empty:
         return Ranked(0, (), query, languages)
@@ -124,7 +122,7 @@ def rank(
         corrections=fixes,
     )
     boosts = Boosts(fields=field_boosts(settings), lookup=settings.lookup_boost)
-    by_date = sort == "date"
+    by_date = request.sort == "date"
     if by_date:
         results = _cascade(reader, planned, boosts, limit, by_date)
         newest = reader.fetch(results.addresses)
@@ -159,7 +157,7 @@ def rank(
 
 
 def _feedback(
-    reader: IndexReader, planned: Plan, results: IndexResults, settings: Settings
+    reader: SearchIndex, planned: Plan, results: IndexResults, settings: Settings
 ) -> list[Word]:
     """RM3-style pseudo-relevance feedback: terms the best pages share, weighed by the
     pages' scores and the terms' rarity, as optional words of the second pass."""
@@ -196,7 +194,7 @@ def _with_terms(planned: Plan, extra: list[Word]) -> Plan:
 
 
 def _corrections(
-    reader: IndexReader, query: ParsedQuery, languages: tuple[str | None, ...]
+    reader: SearchIndex, query: ParsedQuery, languages: tuple[str | None, ...]
 ) -> dict[str, Correction]:
     """Near spellings of the plain words the index barely knows, and completions of the last
     one (search/typos.py); never inside phrases or beside operators."""
@@ -244,40 +242,22 @@ def did_you_mean(ranked: Ranked) -> str | None:
     return text
 
 
-def _with_filters(
-    query: ParsedQuery,
-    lang: str | None,
-    site: str | None,
-    after: date | None,
-    before: date | None,
-) -> ParsedQuery:
+def _with_filters(query: ParsedQuery, given: Filters) -> ParsedQuery:
     """Filters given beside the text (API parameters, form fields) join those typed in it."""
-    if not (lang or site or after or before):
+    if given.empty:
         return query
-    # Pages are filed under their host name alone, so a port given with it is dropped.
-    site = _host_name((site or "").strip("./ "))
     return replace(
         query,
-        lang=(language_code(lang) or None) if lang else query.lang,
-        sites=(*query.sites, site) if site else query.sites,
-        after=_midnight(after) if after else query.after,
-        before=_midnight(before) if before else query.before,
+        lang=given.lang or query.lang,
+        sites=(*query.sites, *given.sites),
+        after=given.after or query.after,
+        before=given.before or query.before,
+        modified_sources=(*query.modified_sources, *given.modified_sources),
     )
 
 
-def _host_name(site: str) -> str:
-    try:
-        return urlsplit(f"//{site}").hostname or ""
-    except ValueError:  # a bracketed host that is no IPv6 address
-        return site.lower()
-
-
-def _midnight(day: date) -> datetime:
-    return datetime(day.year, day.month, day.day, tzinfo=UTC)
-
-
 def _cascade(
-    reader: IndexReader, planned: Plan, boosts: Boosts, depth: int, by_date: bool,
+    reader: SearchIndex, planned: Plan, boosts: Boosts, depth: int, by_date: bool,
     *, every_word: bool = True,
 ) -> IndexResults:  # fmt: skip
     steps, filters = planned.steps, planned.filters
@@ -293,15 +273,14 @@ def _cascade(
         return reader.search(steps[2], filters, boosts, limit=depth, by_date=by_date)
     if first.total == 0:
         return wider
-    seen = {(a.segment_ord, a.doc) for _, a in first.addresses}
-    merged = first.addresses + tuple(
-        p for p in wider.addresses if (p[1].segment_ord, p[1].doc) not in seen
-    )
+    key = reader.key
+    seen = {key(a) for _, a in first.addresses}
+    merged = first.addresses + tuple(p for p in wider.addresses if key(p[1]) not in seen)
     complete = len(first.addresses) if planned.strict else None
     return IndexResults(wider.total, merged[:depth], complete=complete)
 
 
-def _shape(reader: IndexReader, planned: Plan) -> tuple[QueryShape, list[float], list[int]]:
+def _shape(reader: SearchIndex, planned: Plan) -> tuple[QueryShape, list[float], list[int]]:
     """The rerank's view of the query, and each word's weight (its IDF in the body) and
     document frequency."""
     size = max(reader.size, 1)
@@ -321,36 +300,16 @@ def _shape(reader: IndexReader, planned: Plan) -> tuple[QueryShape, list[float],
     return shape, masses, freqs
 
 
-def search(
-    reader: IndexReader,
-    text: str,
-    settings: Settings,
-    *,
-    page: int = 1,
-    per_page: int | None = None,
-    sort: Sort = "relevance",
-    lang: str | None = None,
-    site: str | None = None,
-    after: date | None = None,
-    before: date | None = None,
-) -> SearchPage:
-    per_page = settings.per_page if per_page is None else per_page
-    if page < 1:
-        raise QueryError("page must be 1 or more")
+def search(reader: SearchIndex, request: SearchRequest | str, settings: Settings) -> SearchPage:
+    """A results page with snippets: the request's page (a plain text: the first page)."""
+    if isinstance(request, str):
+        request = SearchRequest(request)
+    page = request.page
+    per_page = settings.per_page if request.per_page is None else request.per_page
     if not 1 <= per_page <= settings.max_per_page:
         raise QueryError(f"per_page must be between 1 and {settings.max_per_page}")
     started = time.perf_counter()
-    ranked = rank(
-        reader,
-        text,
-        settings,
-        limit=page * per_page,
-        sort=sort,
-        lang=lang,
-        site=site,
-        after=after,
-        before=before,
-    )
+    ranked = rank(reader, request, settings, limit=page * per_page)
     shown = ranked.hits[(page - 1) * per_page :]
     wanted = _SnippetWords(ranked.query.words)
     hits = tuple(_hit(score, h, wanted, settings) for score, h in shown)
@@ -399,7 +358,7 @@ class _SnippetWords:
         return stem
 
 
-def _hit(score: float, hit: IndexHit, wanted: _SnippetWords, settings: Settings) -> Hit:
+def _hit(score: float, hit: StoredPage, wanted: _SnippetWords, settings: Settings) -> Hit:
     lang = hit.lang or None
     forms, terms = wanted.forms(lang)
     title, text, limit = hit.title, hit.text, settings.snippet_chars

@@ -11,8 +11,7 @@ offered.
 from __future__ import annotations
 
 from trawl.analysis.text import fold
-from trawl.index.spec import AllOf, AnyOf, Boosts, Filters, Node, Word
-from trawl.index.tantivy_index import IndexReader
+from trawl.index.spec import AllOf, AnyOf, Boosts, Filters, Node, SearchIndex, Word
 from trawl.search.plan import word_stems
 from trawl.search.query import MAX_QUERY_CHARS, parse_query
 
@@ -21,7 +20,7 @@ _PREFIX_TERMS = 8  # title terms the last word may complete to
 _TITLES_ONLY = Boosts(fields={"title": 1.0})
 
 
-def suggest(reader: IndexReader, text: str, limit: int = MAX_SUGGESTIONS) -> list[str]:
+def suggest(reader: SearchIndex, text: str, limit: int = MAX_SUGGESTIONS) -> list[str]:
     """Up to ``limit`` page titles completing ``text``; none for an empty or 1-letter text."""
     query = parse_query(text[:MAX_QUERY_CHARS], syntax=False)
     words = [fold(w) for w in query.words]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from fastapi import APIRouter, Query, Request
@@ -15,13 +15,12 @@ from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
 from trawl.pipeline.integrity import quick_check
 from trawl.records import SearchPage
+from trawl.search.request import MAX_PAGE, SearchRequest, Sort, search_request
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
 from trawl.server.errors import public_message
 
 router = APIRouter()
-
-SORTS = ("relevance", "date")  # date: newest first (the searcher's own choices)
 
 
 def page_json(page: SearchPage) -> dict[str, Any]:
@@ -60,18 +59,9 @@ def page_json(page: SearchPage) -> dict[str, Any]:
     }
 
 
-def run_search(
-    ctx: Context,
-    q: str,
-    *,
-    page: int,
-    per_page: int | None,
-    filters: dict[str, Any],
-    source: str,
-) -> dict[str, Any]:
-    """Search with the filters given beside the text (None: not given)."""
+def run_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str, Any]:
     started = time.perf_counter()
-    result = search(ctx.index.get(), q, ctx.settings, page=page, per_page=per_page, **filters)
+    result = search(ctx.index.get(), request, ctx.settings)
     ctx.metrics.observe_query(time.perf_counter() - started, source)
     return page_json(result)
 
@@ -80,7 +70,7 @@ def run_search(
 def api_search(
     request: Request,
     q: Annotated[str, Query(max_length=1000, description="What to look for.")],
-    page: Annotated[int, Query(ge=1, le=1000, description="Result page, from 1.")] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Result page, from 1.")] = 1,
     per_page: Annotated[int | None, Query(ge=1, le=100, description="Results a page.")] = None,
     site: Annotated[
         str | None,
@@ -89,9 +79,7 @@ def api_search(
     lang: Annotated[
         str | None, Query(pattern=r"^[a-z]{2,3}$", description="Only pages in this language.")
     ] = None,
-    sort: Annotated[
-        Literal["relevance", "date"], Query(description="relevance, or date: newest first.")
-    ] = "relevance",
+    sort: Annotated[Sort, Query(description="relevance, or date: newest first.")] = "relevance",
     after: Annotated[date | None, Query(description="Modified on or after this day.")] = None,
     before: Annotated[date | None, Query(description="Modified before this day.")] = None,
 ) -> dict[str, Any]:
@@ -101,8 +89,10 @@ def api_search(
     after:, before:); both kinds combine."""
     ctx = context_of(request)
     ctx.limit_search(request)
-    filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}
-    return run_search(ctx, q, page=page, per_page=per_page, filters=filters, source="api")
+    asked = search_request(
+        q, page=page, per_page=per_page, sort=sort, lang=lang, site=site, after=after, before=before
+    )
+    return run_search(ctx, asked, source="api")
 
 
 @router.get("/healthz", tags=["search"])

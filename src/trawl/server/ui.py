@@ -7,7 +7,7 @@ need an API key, entered once on the login page and kept in a cookie.
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path as FilePath
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -19,8 +19,9 @@ from pydantic import ValidationError
 
 from trawl.errors import ConfigError, Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
 from trawl.records import KEY_SCOPES, ApiKey
+from trawl.search.request import MAX_PAGE, SORTS, search_request
 from trawl.server import api_admin, auth
-from trawl.server.api_search import SORTS, run_search
+from trawl.server.api_search import run_search
 from trawl.server.charts import CHARTS, metric_chart
 from trawl.server.context import Context, context_of
 from trawl.server.errors import headers_for, status_for
@@ -100,8 +101,10 @@ def home(
         try:
             number = _page_number(page)
             ctx.limit_search(request)
-            typed = _typed_filters(filters)
-            result = run_search(ctx, q, page=number, per_page=None, filters=typed, source="web")
+            asked = search_request(
+                q, page=number, sort=sort, lang=lang, site=site, after=after, before=before
+            )
+            result = run_search(ctx, asked, source="web")
             context["result"] = result
             last = max(1, math.ceil(result["total"] / result["per_page"]))
             context["pages"] = list(range(max(1, number - 4), min(last, number + 4) + 1))
@@ -126,9 +129,6 @@ def _index_is_empty(ctx: Context) -> bool:
         return True
 
 
-MAX_PAGE = 1000
-
-
 def _page_number(text: str) -> int:
     """A hand-edited page number is forgiven: the first page, not an error, when it is no
     plain ASCII number ("²" and "①" are digits to ``str.isdigit``, not to ``int``), and the
@@ -139,24 +139,6 @@ def _page_number(text: str) -> int:
     if len(digits) > len(str(MAX_PAGE)):
         return MAX_PAGE
     return min(max(int(digits or "0"), 1), MAX_PAGE)
-
-
-def _typed_filters(filters: dict[str, str]) -> dict[str, Any]:
-    typed: dict[str, Any] = {"site": filters["site"].strip() or None}
-    lang = filters["lang"].strip().lower()
-    if lang and not (lang.isalpha() and 2 <= len(lang) <= 3):
-        raise TrawlError("language must be a two- or three-letter code such as en")
-    typed["lang"] = lang or None
-    if filters["sort"] not in SORTS:
-        raise TrawlError(f"sort must be one of {', '.join(SORTS)}")
-    typed["sort"] = filters["sort"]
-    for name in ("after", "before"):
-        text = filters[name].strip()
-        try:
-            typed[name] = date.fromisoformat(text) if text else None
-        except ValueError:
-            raise TrawlError(f"{name} must be a date such as 2024-05-31") from None
-    return typed
 
 
 # -- login ------------------------------------------------------------------------
