@@ -56,6 +56,21 @@ def test_plain_search_output_and_index_rebuild(serve: Serve, tmp_path: Path) -> 
     assert "<mark>" not in found.stdout
 
 
+def test_search_options_build_the_same_request_as_the_api(serve: Serve, tmp_path: Path) -> None:
+    server = site(serve)
+    data = str(tmp_path / "data")
+    trawl("crawl", server.url("/"), "--data", data, "--delay", "0")
+
+    host = server.url("/").split("/")[2]
+    here = trawl("search", "hedgehogs", "--data", data, "--site", host, "--sort", "date")
+    elsewhere = trawl("search", "hedgehogs", "--data", data, "--site", "other.example")
+    bad = trawl("search", "hedgehogs", "--data", data, "--lang", "english")
+
+    assert here.returncode == 0 and here.stdout.startswith("2 results"), here.stderr
+    assert elsewhere.returncode == 0 and elsewhere.stdout.startswith("0 results")
+    assert bad.returncode == 2 and "language must be a two- or three-letter code" in bad.stderr
+
+
 def test_data_folder_from_environment(serve: Serve, tmp_path: Path) -> None:
     server = site(serve)
     env_data = tmp_path / "from-env"

@@ -118,6 +118,25 @@ def test_bad_parameters_get_a_400_with_a_json_error(served: Get, query: str) -> 
     assert _json(body)["error"]
 
 
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("sort=newest", "sort must be one of relevance, date"),
+        ("lang=english", "language must be a two- or three-letter code"),
+        ("after=31/05/2024", "after must be a date"),
+        ("before=soon", "before must be a date"),
+    ],
+)
+def test_bad_filters_are_a_400_on_the_api_and_the_page(
+    served: Get, query: str, message: str
+) -> None:
+    status, _, body = served(f"/api/search?q=tortoise&{query}")
+    assert status == 400 and _json(body)["error"]
+    # The page reads the same parameters through the same request builder: its message.
+    status, _, body = served(f"/?q=tortoise&{query}")
+    assert status == 400 and message in body and 'class="result"' not in body
+
+
 def test_no_index_yet_is_503_not_500(served_empty: Get) -> None:
     status, _, body = served_empty("/api/search?q=anything")
     assert status == 503 and "crawl a site first" in _json(body)["error"]
