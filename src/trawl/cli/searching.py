@@ -52,7 +52,9 @@ def search(
     data: DataOpt = None,
     limit: Annotated[int, typer.Option(min=1, max=100, help="Results to show.")] = 10,
     page: Annotated[int, typer.Option(min=1, help="Result page.")] = 1,
-    sort: Annotated[str, typer.Option(help="relevance, or date: newest first.")] = "relevance",
+    sort: Annotated[
+        str | None, typer.Option(help="relevance (the default), or date: newest first.")
+    ] = None,
     site: Annotated[str | None, typer.Option(help="Only this host (as site: does).")] = None,
     lang: Annotated[str | None, typer.Option(help="Only pages in this language.")] = None,
     after: Annotated[str | None, typer.Option(help="Modified on or after this day.")] = None,

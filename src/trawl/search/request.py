@@ -21,6 +21,7 @@ from trawl.index.spec import Filters
 
 Sort = Literal["relevance", "date"]  # date: newest first
 SORTS: tuple[Sort, ...] = get_args(Sort)
+DEFAULT_SORT: Sort = "relevance"
 MAX_PAGE = 1000  # result pages the API and the search page go to
 
 
@@ -29,7 +30,7 @@ class SearchRequest:
     text: str
     page: int = 1
     per_page: int | None = None  # None: the per_page setting
-    sort: Sort = "relevance"
+    sort: Sort = DEFAULT_SORT
     # Given beside the text; the sites a page may be on, its language, its modified date.
     filters: Filters = field(default_factory=Filters)
 
@@ -46,21 +47,21 @@ def search_request(
     *,
     page: int = 1,
     per_page: int | None = None,
-    sort: str = "relevance",
+    sort: str | None = None,
     lang: str | None = None,
     site: str | None = None,
     after: date | str | None = None,
     before: date | str | None = None,
 ) -> SearchRequest:
     """A request from parameters as they arrive (form fields are strings; empty: not
-    given). Raises ``QueryError`` naming the first bad one."""
+    given; no sort: by relevance). Raises ``QueryError`` naming the first bad one."""
     filters = Filters(
         sites=_sites(site),
         lang=_lang(lang),
         after=_midnight(_day("after", after)),
         before=_midnight(_day("before", before)),
     )
-    return SearchRequest(text, page, per_page, _sort(sort), filters)
+    return SearchRequest(text, page, per_page, _sort(sort or DEFAULT_SORT), filters)
 
 
 def _sort(given: str) -> Sort:

@@ -15,7 +15,7 @@ from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
 from trawl.pipeline.integrity import quick_check
 from trawl.records import SearchPage
-from trawl.search.request import MAX_PAGE, SearchRequest, Sort, search_request
+from trawl.search.request import DEFAULT_SORT, MAX_PAGE, SearchRequest, Sort, search_request
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
 from trawl.server.errors import public_message
@@ -79,7 +79,7 @@ def api_search(
     lang: Annotated[
         str | None, Query(pattern=r"^[a-z]{2,3}$", description="Only pages in this language.")
     ] = None,
-    sort: Annotated[Sort, Query(description="relevance, or date: newest first.")] = "relevance",
+    sort: Annotated[Sort, Query(description="relevance, or date: newest first.")] = DEFAULT_SORT,
     after: Annotated[date | None, Query(description="Modified on or after this day.")] = None,
     before: Annotated[date | None, Query(description="Modified before this day.")] = None,
 ) -> dict[str, Any]:

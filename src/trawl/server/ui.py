@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from trawl.errors import ConfigError, Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
 from trawl.records import KEY_SCOPES, ApiKey
-from trawl.search.request import MAX_PAGE, SORTS, search_request
+from trawl.search.request import DEFAULT_SORT, MAX_PAGE, SORTS, search_request
 from trawl.server import api_admin, auth
 from trawl.server.api_search import run_search
 from trawl.server.charts import CHARTS, metric_chart
@@ -87,7 +87,7 @@ def home(
     page: str = "1",
     site: Annotated[str, Query(max_length=253)] = "",
     lang: Annotated[str, Query(max_length=8)] = "",
-    sort: Annotated[str, Query(max_length=20)] = "relevance",
+    sort: Annotated[str, Query(max_length=20)] = DEFAULT_SORT,
     after: Annotated[str, Query(max_length=10)] = "",
     before: Annotated[str, Query(max_length=10)] = "",
 ) -> Response:
@@ -95,6 +95,7 @@ def home(
     filters = {"site": site, "lang": lang, "sort": sort, "after": after, "before": before}
     context: dict[str, Any] = {"q": q, "result": None, "error": None, "pages": [], **filters}
     context["sorts"] = SORTS
+    context["default_sort"] = DEFAULT_SORT
     context["welcome"] = _index_is_empty(ctx)
     status = 200
     if q.strip():
@@ -109,7 +110,7 @@ def home(
             last = max(1, math.ceil(result["total"] / result["per_page"]))
             context["pages"] = list(range(max(1, number - 4), min(last, number + 4) + 1))
             context["last_page"] = last
-            keep = {k: v for k, v in {"q": q, **filters}.items() if v and v != "relevance"}
+            keep = {k: v for k, v in {"q": q, **filters}.items() if v and v != DEFAULT_SORT}
             context["page_link"] = lambda n: "/?" + urlencode({**keep, "page": n})
         except Unauthorized:
             return RedirectResponse("/admin/login", status_code=303)
