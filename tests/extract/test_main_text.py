@@ -582,3 +582,32 @@ def test_soft_hyphens_do_not_split_words() -> None:
     article = ARTICLE.replace("council", "coun&shy;cil").replace("harbour, a", "har\u00adbour, a")
     text = main_text(page(article))
     assert text.splitlines() == PARAGRAPHS
+
+
+def test_row_of_teaser_cards_inside_the_article_cut() -> None:
+    # "Most popular": cards of one class, each a title and an excerpt with a link over
+    # the card (empty, so link density never sees it), are teasers of other pages.
+    teasers = [
+        ("Bakery wins a prize", "The baker is proud of it, and so is the town."),
+        ("Harbour festival returns", "Boats, music and food by the water again."),
+        ("Library opens on Sundays", "Readers asked for it for years, and now it is."),
+    ]
+    cards = "".join(
+        f'<div class="card"><a class="overlay" href="/{n}"></a><div class="title">{title}</div>'
+        f'<div class="excerpt">{excerpt}</div></div>'
+        for n, (title, excerpt) in enumerate(teasers)
+    )
+    text = main_text(page(ARTICLE + f'<div class="popular"><h3>Most popular</h3>{cards}</div>'))
+    assert text.splitlines() == PARAGRAPHS
+
+
+def test_paragraphs_written_as_divs_with_links_kept() -> None:
+    # The same tag and class three times, each with a link, is also how some sites write
+    # paragraphs: text of their own around the links tells them from cards.
+    paragraphs = "".join(
+        f'<div class="para">{p[:40]}<a href="/{n}">{p[40:60]}</a>{p[60:]}</div>'
+        for n, p in enumerate(PARAGRAPHS)
+    )
+    prose = "".join(f"<p>{p}</p>" for p in PARAGRAPHS * 2)  # the divs are a third of it
+    article = f"<h1>Tram line to the harbour</h1>{prose}<div>{paragraphs}</div>"
+    assert main_text(page(article)).splitlines() == PARAGRAPHS * 3

@@ -29,6 +29,9 @@ from trawl.extract.main_text_rules import (
     ARTICLE_BODY_WEIGHT,
     BLOCK_TAGS,
     BOILERPLATE,
+    CARD_MAX,
+    CARD_TAGS,
+    CARDS_SHARE,
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
     DEFAULT_TUNING,
@@ -41,6 +44,7 @@ from trawl.extract.main_text_rules import (
     LIST_PAGE_BELOW,
     MAX_DEPTH,
     MAYBE_HIDDEN_OR_FURNITURE,
+    MIN_CARDS,
     MIN_PARAGRAPH,
     NEGATIVE,
     NEVER_DROPPED,
@@ -222,7 +226,13 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
         # function call per element was a fifth of the whole extraction.
         for node in tree.css("[class], [id]"):
             names = f"{node.attrs.get('class') or ''} {node.id or ''}"
-            if _is_unlikely(names) and node.tag not in NEVER_DROPPED and len(node.text()) < half:
+            # An element without text is left: dropping it changes no word, and an
+            # empty link over a card ("overlay-link") shows the card links elsewhere.
+            if (
+                _is_unlikely(names)
+                and node.tag not in NEVER_DROPPED
+                and 0 < len(node.text()) < half
+            ):
                 doomed.append(node)
     _remove(doomed)
 
@@ -627,6 +637,11 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
     blocks = part.css("ul, ol, div, table, section")
     links = _link_sizes(part.css("a"), {node.mem_id for node in blocks})
     for node in blocks:
+        if _teasers(node):
+            whole = whole or _size(part.text())
+            if _size(node.text()) <= CLEAN_MAX_SHARE * whole:
+                doomed.append(node)
+            continue
         if not links[node.mem_id]:
             continue  # no link, no density: the text need not be taken
         text = node.text()
@@ -646,6 +661,42 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
         ):
             doomed.append(node)
     _remove(doomed)
+
+
+def _teasers(node: LexborNode) -> bool:
+    """Whether ``node`` is mostly a row of cards, each linking elsewhere: teasers.
+
+    "Related", "most read", "top ten": cards of one class, each with a link to another
+    page, their excerpts plain text. Link density misses them when the excerpt is not
+    a link or the card's link is an empty overlay; their class names are the site's
+    own. The repeated card is the evidence, as a list of further articles looks on any
+    site.
+    """
+    if node.tag not in CARD_TAGS:
+        return False
+    groups: dict[tuple[str, str], list[LexborNode]] = {}
+    for child in node.iter():
+        if child.tag in CARD_TAGS:
+            name = (child.attrs.get("class") or "").split()
+            if name:
+                groups.setdefault((child.tag or "", name[0]), []).append(child)
+    size = 0  # taken once a group of cards is found: most blocks have none
+    for cards in groups.values():
+        if len(cards) < MIN_CARDS:
+            continue
+        if any(
+            # A card's text sits in its parts (title, excerpt); a paragraph styled
+            # as a div has text of its own around its links.
+            card.text(deep=False).strip() or card.css_first("a[href]") is None
+            for card in cards
+        ):
+            continue
+        sizes = [_size(card.text()) for card in cards]
+        size = size or _size(node.text())
+        # A card is a title and an excerpt: sections of the article are longer.
+        if max(sizes) <= CARD_MAX and sum(sizes) >= CARDS_SHARE * size:
+            return True
+    return False
 
 
 # -- text -------------------------------------------------------------------------

@@ -263,6 +263,12 @@ class Tuning:
 
 DEFAULT_TUNING = Tuning()
 CLEAN_MAX_SHARE = 0.5
+# A block inside the content made of at least MIN_CARDS elements of one tag and
+# class, each holding a link, that are CARDS_SHARE of its text, is a row of teasers.
+CARD_TAGS = frozenset({"div", "article", "section"})
+MIN_CARDS = 3
+CARD_MAX = 500  # characters other than whitespace
+CARDS_SHARE = 0.6
 # A parent is a thin wrapper of the content when at most this share of its text is
 # not the content's; the siblings of such a wrapper may be more of the article.
 THIN_WRAPPER_SHARE = 0.1
