@@ -584,7 +584,8 @@ def test_soft_hyphens_do_not_split_words() -> None:
     assert text.splitlines() == PARAGRAPHS
 
 
-def test_row_of_teaser_cards_inside_the_article_cut() -> None:
+@pytest.mark.parametrize("overlay", ["", "&nbsp;"])
+def test_row_of_teaser_cards_inside_the_article_cut(overlay: str) -> None:
     # "Most popular": cards of one class, each a title and an excerpt with a link over
     # the card (empty, so link density never sees it), are teasers of other pages.
     teasers = [
@@ -593,7 +594,8 @@ def test_row_of_teaser_cards_inside_the_article_cut() -> None:
         ("Library opens on Sundays", "Readers asked for it for years, and now it is."),
     ]
     cards = "".join(
-        f'<div class="card"><a class="overlay" href="/{n}"></a><div class="title">{title}</div>'
+        f'<div class="card"><a class="overlay" href="/{n}">{overlay}</a>'
+        f'<div class="title">{title}</div>'
         f'<div class="excerpt">{excerpt}</div></div>'
         for n, (title, excerpt) in enumerate(teasers)
     )

@@ -226,12 +226,14 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
         # function call per element was a fifth of the whole extraction.
         for node in tree.css("[class], [id]"):
             names = f"{node.attrs.get('class') or ''} {node.id or ''}"
-            # An element without text is left: dropping it changes no word, and an
+            # An element without words is left: dropping it changes no word, and an
             # empty link over a card ("overlay-link") shows the card links elsewhere.
             if (
                 _is_unlikely(names)
                 and node.tag not in NEVER_DROPPED
-                and 0 < len(node.text()) < half
+                and len(text := node.text()) < half
+                and not text.isspace()
+                and text
             ):
                 doomed.append(node)
     _remove(doomed)
@@ -631,8 +633,10 @@ def _alike(
 
 
 def _clean(part: LexborNode, tuning: Tuning) -> None:
-    """Cut lists, tables and blocks inside the content that are mostly links."""
-    whole = 0  # taken at the first block with links: most parts have none
+    """Cut lists, tables and blocks inside the content that are mostly links, and rows
+    of teasers.
+    """
+    whole = 0  # taken at the first block that may go: most parts have none
     doomed = []
     blocks = part.css("ul, ol, div, table, section")
     links = _link_sizes(part.css("a"), {node.mem_id for node in blocks})
