@@ -613,3 +613,15 @@ def test_paragraphs_written_as_divs_with_links_kept() -> None:
     prose = "".join(f"<p>{p}</p>" for p in PARAGRAPHS * 2)  # the divs are a third of it
     article = f"<h1>Tram line to the harbour</h1>{prose}<div>{paragraphs}</div>"
     assert main_text(page(article)).splitlines() == PARAGRAPHS * 3
+
+
+@pytest.mark.parametrize("label", ["Comments", "3 comments", "Post Comment (+)", "Kommentare"])
+def test_label_of_a_comment_box_at_the_end_dropped(label: str) -> None:
+    # The box went with its class; its label, outside it, would end the article.
+    assert main_text(page(ARTICLE + f"<div><b>{label}</b></div>")).splitlines() == PARAGRAPHS
+
+
+def test_the_word_comments_inside_the_text_kept() -> None:
+    # A section of a manual may be called so: only the article's last lines are labels.
+    article = f"<h1>Tram line</h1><p>{PARAGRAPHS[0]}</p><h2>Comments</h2><p>{PARAGRAPHS[1]}</p>"
+    assert main_text(page(article)).splitlines() == [PARAGRAPHS[0], "Comments", PARAGRAPHS[1]]

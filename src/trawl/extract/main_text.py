@@ -35,6 +35,7 @@ from trawl.extract.main_text_rules import (
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
     DEFAULT_TUNING,
+    FURNITURE_LINE,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
     HEADING_RANK,
@@ -156,6 +157,10 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     for part in parts:
         lines += _lines(part, tags)
     lines = _without_empty_headings(lines, tags)
+    # What is left of a comment box at the end of the article: its label ("Comments",
+    # "Post Comment (+)"). Only at the end: a table of the docs may hold the word.
+    while lines and FURNITURE_LINE.match(lines[-1]):
+        lines.pop()
     # Only a line not much longer than a title can repeat it (as words, punctuation gone).
     longest = 2 * max((len(title) for title in titles), default=0) + 10
     kept = "\n".join(

@@ -291,3 +291,10 @@ AD_LABEL = re.compile(
     r"|pubblicit[àa]|реклама)\W*$",
     re.IGNORECASE,
 )
+# A line that only labels a comment box: what is left of it once the box was cut, in
+# no article's prose. (Copyright lines are not: the benchmark's articles keep some.)
+FURNITURE_LINE = re.compile(
+    r"^\W*(\d+\s+)?(comments?|post (a )?comment|leave a (comment|reply)|add (a )?comment"
+    r"|kommentare|kommentieren|commentaires|comentarios|commenti)\W*(\(\W*\d*\W*\))?\W*$",
+    re.IGNORECASE,
+)
