@@ -625,3 +625,23 @@ def test_the_word_comments_inside_the_text_kept() -> None:
     # A section of a manual may be called so: only the article's last lines are labels.
     article = f"<h1>Tram line</h1><p>{PARAGRAPHS[0]}</p><h2>Comments</h2><p>{PARAGRAPHS[1]}</p>"
     assert main_text(page(article)).splitlines() == [PARAGRAPHS[0], "Comments", PARAGRAPHS[1]]
+
+
+def test_article_not_widened_over_a_row_of_teasers() -> None:
+    # Beside the story, teasers of other stories whose excerpts read as paragraphs: the
+    # wrapper of both adds mostly "prose", but prose of other pages.
+    excerpt = (
+        "The council also discussed the budget for the coming year, with long debates on"
+        " schools, roads and the new swimming pool that the north of the city wants."
+    )
+    tiles = "".join(
+        f'<div class="tile"><div class="head"><a href="/{n}">Story {n}</a></div>'
+        f'<div class="text">{excerpt}</div></div>'
+        for n in range(8)
+    )
+    html = (
+        "<html><head><title>Tram line</title></head><body><div>"
+        f'<div class="story">{"".join(f"<p>{p}</p>" for p in PARAGRAPHS * 2)}</div>'
+        f'<div class="more">{tiles}</div></div></body></html>'
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS * 2

@@ -584,7 +584,11 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph], tuning: Tuning) -> Le
             if size is None:
                 size = _size(top.text())
             bigger = _size(ancestor.text())
-            if more - text >= tuning.expand_share * (bigger - size):
+            if more - text >= tuning.expand_share * (bigger - size) and (
+                # Excerpts of other articles read as paragraphs too: what the
+                # ancestor adds must be prose even without its rows of teasers.
+                more - text - _teaser_size(ancestor, top) >= tuning.expand_share * (bigger - size)
+            ):
                 top, text, size = ancestor, more, bigger
         if ancestor.tag in {"article", "main"}:
             break
@@ -706,6 +710,21 @@ def _teasers(node: LexborNode) -> bool:
         if max(sizes) <= CARD_MAX and sum(sizes) >= CARDS_SHARE * size:
             return True
     return False
+
+
+def _teaser_size(root: LexborNode, inside: LexborNode) -> int:
+    """The size of the rows of teasers in ``root`` outside ``inside``."""
+    rows = [
+        node
+        for node in root.css(", ".join(sorted(CARD_TAGS)))
+        if _teasers(node) and inside.mem_id not in _ancestor_ids(node)
+    ]
+    outermost = {node.mem_id for node in rows}
+    return sum(
+        _size(node.text())
+        for node in rows
+        if not outermost.intersection(_ancestor_ids(node.parent) if node.parent else ())
+    )
 
 
 # -- text -------------------------------------------------------------------------
