@@ -645,3 +645,21 @@ def test_article_not_widened_over_a_row_of_teasers() -> None:
         f'<div class="more">{tiles}</div></div></body></html>'
     )
     assert main_text(html).splitlines() == PARAGRAPHS * 2
+
+
+def test_article_set_in_several_article_blocks_kept_whole() -> None:
+    # A CMS that puts each content block in an <article> of its own (TYPO3's content
+    # elements): headless blocks side by side are one article, not several.
+    blocks = [PARAGRAPHS[:1], PARAGRAPHS[1:]]
+    html = (
+        "<html><head><title>Tram line</title></head><body>"
+        '<nav><a href="/">Home</a> <a href="/news">News</a></nav><div class="content">'
+        + "".join(
+            '<div class="block"><article><div class="text">'
+            + "".join(f"<p>{p}</p>" for p in block)
+            + "</div></article></div>"
+            for block in blocks
+        )
+        + "</div></body></html>"
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS

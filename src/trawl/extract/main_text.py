@@ -575,7 +575,7 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph], tuning: Tuning) -> Le
         return sum(direct[: chain[node.mem_id] + 1])
 
     text, size = held(top), None
-    ancestor = top.parent if top.tag not in {"article", "main"} else None
+    ancestor = top.parent if not _bounds_article(top) else None
     while ancestor is not None and ancestor.tag not in {"body", "html"}:
         more = held(ancestor)
         if more > text:
@@ -590,10 +590,27 @@ def _expand(top: LexborNode, paragraphs: list[_Paragraph], tuning: Tuning) -> Le
                 more - text - _teaser_size(ancestor, top) >= tuning.expand_share * (bigger - size)
             ):
                 top, text, size = ancestor, more, bigger
-        if ancestor.tag in {"article", "main"}:
+        if _bounds_article(ancestor):
             break
         ancestor = ancestor.parent
     return top
+
+
+def _bounds_article(node: LexborNode) -> bool:
+    """Whether ``node`` is a whole article: <main>, or an <article> with its headline.
+
+    Some sites set each block of one article (a text, a box, a text with a photo) in
+    an <article> of its own: one without a heading, beside others, is a block.
+    """
+    if node.tag != "article":
+        return node.tag == "main"
+    if node.css_first("h1, h2, h3") is not None:
+        return True
+    # Blocks come several to a column: a lone <article> without a heading (the
+    # headline set above it) is still the article.
+    parent = node.parent
+    column = parent.parent if parent is not None else None
+    return column is None or len(column.css("article")) < 2
 
 
 def _gather(top: LexborNode, candidates: dict[int, _Candidate], tuning: Tuning) -> list[LexborNode]:
