@@ -89,11 +89,11 @@ ONLY = {
     "typer": ("trawl.cli",),
     "Stemmer": ("trawl.analysis",),
     "ir_measures": ("trawl.evaluation.runner",),
-    "trawl.graph": ("trawl.graph", "trawl.corpus"),
-    "trawl.corpus": ("trawl.pipeline",),
+    "trawl.graph": ("trawl.graph", "trawl.pipeline.corpus"),
     "trawl.net": ("trawl.net", "trawl.crawl", "trawl.pipeline"),
     "trawl.server": ("trawl.server", "trawl.cli"),
-    "trawl.pipeline": ("trawl.pipeline", "trawl.cli", "trawl.server"),
+    # An evaluation builds its index with the stage pool, as `trawl index` does.
+    "trawl.pipeline": ("trawl.pipeline", "trawl.cli", "trawl.server", "trawl.evaluation.runner"),
     "trawl.cli": ("trawl.__main__", "trawl.cli"),
 }
 

@@ -13,11 +13,11 @@ from fixture_sites import Route, SiteServer, html_page
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import PagePipeline
+from trawl.pipeline.stage_pool import StagePool
 from trawl.pipeline.upkeep import rebuild_index
 from trawl.records import CrawlUrl, FetchResult
 from trawl.search.searcher import search
 from trawl.settings import Settings
-from trawl.stage_pool import StagePool
 from trawl.store.sqlite import SQLiteStore
 
 Serve = Callable[[dict[str, Route]], SiteServer]

@@ -13,8 +13,8 @@ import pytest
 from fixture_sites import html_page
 from trawl.extract.html import parse_html
 from trawl.index.documents import index_fields
+from trawl.pipeline.stage_pool import DOCUMENT_BATCH, MAX_WORKERS, Page, StagePool, workers_for
 from trawl.records import Discussion, PageRecord
-from trawl.stage_pool import DOCUMENT_BATCH, MAX_WORKERS, Page, StagePool, workers_for
 
 
 def page(n: int) -> PageRecord:

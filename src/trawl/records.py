@@ -188,7 +188,7 @@ class PageRecord:
     simhash: int | None = None  # near duplicates: 63-bit SimHash of word trigrams
     quality: float = 0.0  # [0, 1] from visible signals: trawl.understand.quality
     community: bool = False  # a forum thread, comment page or Q&A
-    # From the corpus as a whole, by the batch step after a crawl (trawl.corpus);
+    # From the corpus as a whole, by the batch step after a crawl (trawl.pipeline.corpus);
     # saving a page again keeps them until the next batch step:
     authority: float = 0.0  # PageRank normalised to [0, 1]
     scored: bool = False  # authority has been computed for this page

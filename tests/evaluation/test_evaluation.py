@@ -32,8 +32,8 @@ from trawl.evaluation.golden import (
 from trawl.evaluation.runner import DOC_SCHEME, build_index, run_queries
 from trawl.evaluation.sweep import sweep
 from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH
 from trawl.settings import Settings
-from trawl.stage_pool import BULK_DOCUMENT_BATCH
 
 METRIC_KEYS = ["ndcg@10", "recall@100", "mrr@10"]
 

@@ -18,7 +18,7 @@ from trawl.store.base import CrawlLog
 
 if TYPE_CHECKING:
     from trawl.pipeline.crawl_run import CrawlOutcome
-    from trawl.stage_pool import StagePool
+    from trawl.pipeline.stage_pool import StagePool
 from trawl.cli.common import (
     ConfigOpt,
     DataOpt,
@@ -84,7 +84,7 @@ def crawl(
 
     Running the same command again after Ctrl-C or a crash resumes the crawl.
     """
-    from trawl.stage_pool import StagePool, workers_for
+    from trawl.pipeline.stage_pool import StagePool, workers_for
 
     try:
         settings = load_settings(config, data=data, store=store_location)

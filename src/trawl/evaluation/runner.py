@@ -24,11 +24,11 @@ except ImportError as e:
 
 from trawl.evaluation.collections import Collection
 from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
 from trawl.records import PageRecord
 from trawl.search.query import MAX_QUERY_CHARS
 from trawl.search.searcher import rank
 from trawl.settings import Settings
-from trawl.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
 
 BEIR_MEASURES = {"ndcg@10": nDCG @ 10, "recall@100": R @ 100, "mrr@10": RR @ 10}
 GOLDEN_MEASURES = {"mrr": RR, "hits@1": Success @ 1, "hits@10": Success @ 10}

@@ -6,6 +6,8 @@
     crawl_run.py        a crawl from start to end; judges its outcome
     pages.py            each fetched page through the stages, in order
     crawl_end.py        prune, the corpus batch step, the index, the crawl-log row
+    corpus.py           the batch step: PageRank, canonicals, "Discussed on"
+    stage_pool.py       parsing and index documents in worker processes
     resource_checks.py  HEAD checks of the pages' resources and of any URLs
     workers.py          one of many workers sharing a store's frontier
     upkeep.py           rebuild the index, re-crawl every site, evict pages

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
-from trawl.corpus import update_signals
 from trawl.crawl.crawler import CrawlStats
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline.corpus import update_signals
 from trawl.pipeline.health import Judgement
-from trawl.stage_pool import Page, StagePool
+from trawl.pipeline.stage_pool import Page, StagePool
 from trawl.store.base import Pages, Store
 
 

@@ -30,10 +30,10 @@ from trawl.pipeline.health import (
     mark_embedded,
 )
 from trawl.pipeline.pages import PagePipeline
+from trawl.pipeline.stage_pool import StagePool, workers_for
 from trawl.records import NOT_INDEXED, CrawlUrl, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
-from trawl.stage_pool import StagePool, workers_for
 from trawl.store.base import Store
 from trawl.urls.identity import host_port, normalise
 from trawl.urls.safety import unsafe_reason

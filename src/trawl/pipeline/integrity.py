@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, workers_for
 from trawl.settings import Settings
-from trawl.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, workers_for
 from trawl.store.base import Agreement, Pages, Store
 
 log = logging.getLogger(__name__)

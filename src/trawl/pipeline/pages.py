@@ -21,8 +21,8 @@ from trawl.errors import RenderError
 from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.health import DepthCap
+from trawl.pipeline.stage_pool import StagePool
 from trawl.records import CrawlUrl, FetchResult, Href, Link, PageRecord
-from trawl.stage_pool import StagePool
 from trawl.store.base import FrontierLog, Pages
 from trawl.understand.indexability import Indexability
 from trawl.understand.response import (

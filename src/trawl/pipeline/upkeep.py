@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trawl.corpus import update_signals
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline.corpus import update_signals
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
 from trawl.settings import Settings
-from trawl.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
 from trawl.store.base import Pages, Store
 from trawl.understand.eviction import (
     EvictionRules,

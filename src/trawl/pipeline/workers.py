@@ -18,9 +18,9 @@ from trawl.net.addresses import Target
 from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
 from trawl.pipeline.health import is_embedded, judge_crawl
 from trawl.pipeline.pages import PagePipeline
+from trawl.pipeline.stage_pool import StagePool, workers_for
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
-from trawl.stage_pool import StagePool, workers_for
 from trawl.store.base import Store
 from trawl.urls.start import start_forms
 
