@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 
 from fixture_sites import html_page
-from trawl.extract.html import parse_html
 from trawl.index.documents import index_fields
+from trawl.pipeline.parse import parse_page
 from trawl.pipeline.stage_pool import DOCUMENT_BATCH, MAX_WORKERS, Page, StagePool, workers_for
 from trawl.records import Discussion, PageRecord
 
@@ -53,7 +53,7 @@ async def test_warm_up_starts_the_workers_before_the_first_page() -> None:
         body = html_page("Parsed apart", "<p>Okapis live in the forest of Ituri.</p>").body
         url = "http://127.0.0.1:1/okapi"
         pooled = await pool.parse(body, url, "text/html; charset=utf-8", None)
-        assert pooled == parse_html(body, url, "text/html; charset=utf-8", None)
+        assert pooled == parse_page(body, url, "text/html; charset=utf-8", None)
         assert pooled.text == "Okapis live in the forest of Ituri."
     finally:
         await pool.close()

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from trawl.extract.html import _BLOCK_TAG, parse_html
 from trawl.extract.links import MAX_TEXT_CHARS as MAX_ANCHOR_CHARS
 from trawl.records import Link, ParsedPage
-from trawl.understand.quality import quality
 
 PAGE = "https://example.com/dir/page.html"
 
@@ -411,20 +410,3 @@ def test_a_tag_that_only_starts_like_a_block_tag_gets_none(tag: str) -> None:
 @settings(max_examples=300)
 def test_block_tag_pass_matches_the_flat_alternation_on_any_text(text: str) -> None:
     assert _BLOCK_TAG.sub(" <", text) == FLAT_BLOCK_TAG.sub(" <", text)
-
-
-def test_quality_is_scored_where_the_page_is_parsed() -> None:
-    article = "<p>" + "Herons wade in shallow water and wait for fish to pass. " * 40 + "</p>"
-    nav = "<nav>" + "".join(f'<a href="/n{i}">menu entry {i}</a>' for i in range(30)) + "</nav>"
-    with_title = parse_html(f"<title>Herons</title>{nav}{article}".encode(), "https://x.test/")
-    untitled = parse_html(f"{nav}{article}".encode(), "https://x.test/")
-
-    assert with_title.quality == quality(
-        text=with_title.text,
-        visible_words=with_title.visible_words,
-        link_words=90,  # 30 anchors of three words
-        has_title=True,
-    )
-    assert 0.5 < with_title.quality <= 1.0
-    assert untitled.quality < with_title.quality  # the title counts
-    assert parse_html(b"<title>Empty</title>", "https://x.test/").quality == 0.0

@@ -13,14 +13,12 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from w3lib.encoding import html_to_unicode
 
 from trawl.analysis.text import words
-from trawl.dedup.simhash import simhash, text_hash
 from trawl.errors import InvalidUrl
 from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
 from trawl.extract.main_text import main_text
 from trawl.records import ParsedPage, Section
-from trawl.understand.quality import quality
 from trawl.urls.identity import normalise
 
 # Never part of a page's readable text. Navigation is dropped too: it repeats on
@@ -67,7 +65,8 @@ def parse_html(
 ) -> ParsedPage:
     """Parse one HTML document fetched from ``url``. Never raises on bad markup.
 
-    ``content_type`` and ``content_language`` are the response's header values.
+    ``content_type`` and ``content_language`` are the response's header values. The
+    fingerprints and the quality score are left empty: pipeline/parse.py adds them.
     """
     _, text = html_to_unicode(content_type, body, auto_detect_fun=_detect_encoding)
     tree = LexborHTMLParser(_BLOCK_TAG.sub(" <", text))
@@ -128,14 +127,6 @@ def parse_html(
         comment_blocks=_comment_blocks(text, lowered),
         sections=sections,
         aside=aside,
-        text_hash=text_hash(text_of_page),
-        simhash=simhash(text_of_page),
-        quality=quality(
-            text=text_of_page,
-            visible_words=visible_words,
-            link_words=sum(len(k.anchor.split()) for k in links if k.element == "a"),
-            has_title=bool(title or h1),
-        ),
     )
 
 

@@ -1,6 +1,6 @@
 """Each fetched page through the stages, in order, into the store and the index.
 
-    FetchResult -> understand -> extract (parse_html, in the stage pool) ->
+    FetchResult -> understand -> parse (parse_page, in the stage pool) ->
         PageRecord -> store.save_page -> index (at the crawl's end, or live)
 
 ``PagePipeline`` is what the crawler hands every event to: admitted URLs,

@@ -85,7 +85,7 @@ def _exit_with_parent() -> None:
 def _warm() -> None:
     """A worker's start-up: the stages' modules and the language model."""
     _warm_documents()
-    importlib.import_module("trawl.extract.html")
+    importlib.import_module("trawl.pipeline.parse")
     importlib.import_module("trawl.extract.language").preload()
 
 
@@ -97,9 +97,9 @@ def _warm_documents() -> None:
 def _parse(
     body: bytes, url: str, content_type: str | None, content_language: str | None
 ) -> ParsedPage:
-    from trawl.extract.html import parse_html  # noqa: PLC0415 - see the module's docstring
+    from trawl.pipeline.parse import parse_page  # noqa: PLC0415 - see the module's docstring
 
-    return parse_html(body, url, content_type, content_language)
+    return parse_page(body, url, content_type, content_language)
 
 
 def _documents(pages: Sequence[Page]) -> list[Fields]:
@@ -115,7 +115,7 @@ def _batches(pages: Iterable[Page], size: int) -> Iterator[list[Page]]:
 
 
 class StagePool:
-    """Runs ``parse_html`` and ``index_fields`` in worker processes when ``workers`` > 0,
+    """Runs ``parse_page`` and ``index_fields`` in worker processes when ``workers`` > 0,
     in this process otherwise.
 
     A worker that dies (a parser crash on a hostile page) fails that page only: the
@@ -156,7 +156,7 @@ class StagePool:
     async def parse(
         self, body: bytes, url: str, content_type: str | None, content_language: str | None
     ) -> ParsedPage:
-        """``parse_html``'s answer for one response."""
+        """``parse_page``'s answer for one response."""
         if self._workers == 0:
             return _parse(body, url, content_type, content_language)
         loop = asyncio.get_running_loop()
