@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from trawl.dedup.clusters import Copy, UnionFind, canonical_verdicts, choose_canonical, clusters
+from trawl.dedup.clusters import (
+    Copy,
+    UnionFind,
+    canonical_verdicts,
+    choose_canonical,
+    clusters,
+    corpus_verdicts,
+    fingerprinted,
+)
+from trawl.dedup.simhash import simhash, text_hash
+from trawl.records import CorpusPage
 
 
 def test_union_find_joins_transitively() -> None:
@@ -101,3 +111,34 @@ def test_verdicts_name_the_canonical_for_every_member_and_none_for_loners() -> N
     assert set(verdicts) == {"https://a.example/", "https://b.example/"}
     assert verdicts["https://a.example/"].duplicate_of == "https://b.example/"
     assert verdicts["https://b.example/"].duplicate_of is None
+
+
+def corpus_page(url: str, text: str | None, **kw: object) -> CorpusPage:
+    fields: dict[str, object] = {
+        "url": url, "host": "a.test", "indexable": True, "redirect_to": None,
+        "canonical": None, "text_hash": None, "simhash": None, "text": text,
+        "quality": 0.5, "community": False, "authority": 0.0, "scored": False,
+        "duplicate_of": None, "canonical_reason": None, "discussed_on": (),
+    }  # fmt: skip
+    fields.update(kw)
+    return CorpusPage(**fields)  # type: ignore[arg-type]
+
+
+def test_a_page_saved_without_fingerprints_is_fingerprinted_and_loses_its_text() -> None:
+    text = "Herons wade in shallow water and wait for fish to pass. " * 5
+    old = fingerprinted(corpus_page("http://a.test/old", text))
+    assert (old.text_hash, old.simhash, old.text) == (text_hash(text), simhash(text), None)
+    kept = corpus_page("http://a.test/kept", None, text_hash=7, simhash=9)
+    assert fingerprinted(kept) is kept
+
+
+def test_stored_pages_are_judged_with_their_fresh_authority() -> None:
+    pages = [
+        corpus_page("http://a.test/first", None, text_hash=1, simhash=1),
+        corpus_page("http://b.test/copy", None, text_hash=1, simhash=1),
+    ]
+    # The copy crawled second wins by authority: every page counts as scored.
+    verdicts = {v.url: v for v in corpus_verdicts(pages, [0.0, 0.9])}
+    assert verdicts["http://a.test/first"].duplicate_of == "http://b.test/copy"
+    assert verdicts["http://b.test/copy"].duplicate_of is None
+    assert corpus_verdicts(pages, [0.9, 0.0])[1].duplicate_of == "http://a.test/first"

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from trawl.dedup.simhash import near_pairs
+from trawl.dedup.simhash import near_pairs, simhash, text_hash
+from trawl.records import CorpusPage
 
 MARGIN = 0.05  # authority + quality must differ by more than this to replace a canonical
 
@@ -155,3 +156,39 @@ def canonical_verdicts(copies: Sequence[Copy]) -> list[Verdict]:
             duplicate_of = None if member.url == winner.url else winner.url
             verdicts.append(Verdict(member.url, duplicate_of, reason))
     return verdicts
+
+
+def fingerprinted(page: CorpusPage) -> CorpusPage:
+    """``page`` with both fingerprints and without its text: a page saved before
+    fingerprints existed is handed over with its text, to be fingerprinted here."""
+    if page.text is None:
+        return page
+    text = page.text
+    return replace(
+        page,
+        text_hash=page.text_hash if page.text_hash is not None else text_hash(text),
+        simhash=page.simhash if page.simhash is not None else simhash(text),
+        text=None,
+    )
+
+
+def corpus_verdicts(pages: Sequence[CorpusPage], authority: Sequence[float]) -> list[Verdict]:
+    """``canonical_verdicts`` over stored pages (in crawl order, fingerprinted), each
+    scored with its fresh ``authority``: every page is scored before any canonical is
+    chosen."""
+    return canonical_verdicts(
+        [
+            Copy(
+                url=p.url,
+                text_hash=p.text_hash,
+                simhash=p.simhash,
+                indexable=p.indexable,
+                declared_canonical=p.canonical,
+                authority=float(authority[i]),
+                quality=p.quality,
+                scored=True,
+                duplicate_of=p.duplicate_of,
+            )
+            for i, p in enumerate(pages)
+        ]
+    )

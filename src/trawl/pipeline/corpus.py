@@ -3,7 +3,8 @@
 Reads every page and link from the store, then, in memory:
 
 1. PageRank over the followed links between stored pages (a link to a
-   redirect counts for the redirect's target) -> ``authority`` in [0, 1];
+   redirect counts for the redirect's target; trawl.graph.links) -> ``authority``
+   in [0, 1];
 2. clusters of exact and near copies, and each cluster's canonical
    (trawl.dedup.clusters), using the fresh authority: every page is scored
    before any canonical is chosen;
@@ -12,25 +13,23 @@ Reads every page and link from the store, then, in memory:
 
 and writes the results back with ``Store.save_signals``. It returns the pages
 whose place in the index changed, so the caller (trawl.pipeline) re-indexes them.
-Only the store's interface is used: this module does no I/O of its own.
+Only the store's interface is used: this module does no I/O of its own, and each
+computation is a pure function of its stage; here they are only put together.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-import numpy as np
-
-from trawl.dedup.clusters import Copy, canonical_verdicts
-from trawl.dedup.simhash import simhash, text_hash
-from trawl.graph.pagerank import authority, pagerank
+from trawl.dedup.clusters import corpus_verdicts, fingerprinted
+from trawl.graph.links import link_authority
 from trawl.records import CorpusPage, PageSignals
 from trawl.store.base import CorpusSignals
 from trawl.understand.community import discussions
 
 AUTHORITY_STEP = 0.01  # an authority change smaller than this does not re-index a page
-MAX_REDIRECT_HOPS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,41 +47,24 @@ def update_signals(store: CorpusSignals) -> CorpusReport:
     started = time.perf_counter()
     # Pages saved before fingerprints existed get them here, in memory (the store
     # hands over their text, and only theirs).
-    pages = [p if p.text is None else _fingerprinted(p) for p in store.corpus_pages()]
-    position = {p.url: i for i, p in enumerate(pages)}
+    pages = [fingerprinted(p) for p in store.corpus_pages()]
     redirects = {p.url: p.redirect_to for p in pages if p.redirect_to}
-    sources: list[int] = []
-    targets: list[int] = []
+    community_pages = {p.url for p in pages if p.community}
     community_links: list[tuple[str, str, str]] = []
-    for source, target, anchor, nofollow in store.link_graph():
-        s = position.get(source)
-        if s is None:
-            continue
-        if pages[s].community:
-            community_links.append((source, target, anchor))
-        t = position.get(_resolve(target, redirects))
-        if t is not None and not nofollow:
-            sources.append(s)
-            targets.append(t)
-    scores = authority(pagerank(len(pages), np.array(sources), np.array(targets)))
 
-    copies = [
-        Copy(
-            url=p.url,
-            text_hash=p.text_hash,
-            simhash=p.simhash,
-            indexable=p.indexable,
-            declared_canonical=p.canonical,
-            authority=float(scores[i]),
-            quality=p.quality,
-            scored=True,
-            duplicate_of=p.duplicate_of,
-        )
-        for i, p in enumerate(pages)
-    ]
-    verdicts = {v.url: v for v in canonical_verdicts(copies)}
+    def links() -> Iterator[tuple[str, str, bool]]:
+        # One pass over the store's links: a community page's are kept aside for
+        # "Discussed on" as the graph reads them.
+        for source, target, anchor, nofollow in store.link_graph():
+            if source in community_pages:
+                community_links.append((source, target, anchor))
+            yield source, target, nofollow
+
+    ranked = link_authority([p.url for p in pages], redirects, links())
+    scores: list[float] = ranked.scores.tolist()
+    verdicts = {v.url: v for v in corpus_verdicts(pages, scores)}
     canonical_of = {v.url: v.duplicate_of for v in verdicts.values() if v.duplicate_of}
-    community = {p.url: (p.host, float(scores[i])) for i, p in enumerate(pages) if p.community}
+    community = {p.url: (p.host, scores[i]) for i, p in enumerate(pages) if p.community}
     discussed = discussions(community_links, community, canonical_of)
 
     signals = []
@@ -91,7 +73,7 @@ def update_signals(store: CorpusSignals) -> CorpusReport:
         verdict = verdicts.get(page.url)
         signal = PageSignals(
             url=page.url,
-            authority=round(float(scores[i]), 6),
+            authority=round(scores[i], 6),
             scored=True,
             duplicate_of=verdict.duplicate_of if verdict else None,
             canonical_reason=verdict.reason if verdict else None,
@@ -103,32 +85,13 @@ def update_signals(store: CorpusSignals) -> CorpusReport:
     store.save_signals(signals)
     return CorpusReport(
         pages=len(pages),
-        links=len(sources),
+        links=ranked.links,
         clusters=len({v.duplicate_of or v.url for v in verdicts.values()}),
         duplicates=len(canonical_of),
         discussed=len(discussed),
         changed=tuple(changed),
         seconds=time.perf_counter() - started,
     )
-
-
-def _fingerprinted(page: CorpusPage) -> CorpusPage:
-    text = page.text or ""
-    return replace(
-        page,
-        text_hash=page.text_hash if page.text_hash is not None else text_hash(text),
-        simhash=page.simhash if page.simhash is not None else simhash(text),
-        text=None,
-    )
-
-
-def _resolve(url: str, redirects: dict[str, str]) -> str:
-    for _ in range(MAX_REDIRECT_HOPS):
-        target = redirects.get(url)
-        if target is None:
-            break
-        url = target
-    return url
 
 
 def _matters(page: CorpusPage, signal: PageSignals) -> bool:
