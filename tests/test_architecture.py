@@ -174,6 +174,16 @@ def test_search_sees_the_index_only_through_its_spec(module: str) -> None:
     assert not bad, f"{module} imports {sorted(bad)}; search/ may see only {SEARCH_SEES}"
 
 
+def test_stage_pools_are_started_in_one_place() -> None:
+    # Started before any thread (stage_pool.start_pool): a command that made and started
+    # its own pool could start it after the index writer's threads, unforked.
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name == "stage_pool.py":
+            continue
+        made = re.findall(r"StagePool\((?!0\))|\.warm_up\(", path.read_text())
+        assert not made, f"{module_name(path)} makes or starts a stage pool: use start_pool"
+
+
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # What `make run` must not install: test tools, the extras' packages, and what
 # Trawl dropped for being heavy for little (bench/RESULTS.md, "Dependencies").

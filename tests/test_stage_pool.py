@@ -13,7 +13,14 @@ import pytest
 from fixture_sites import html_page
 from trawl.index.documents import index_fields
 from trawl.pipeline.parse import parse_page
-from trawl.pipeline.stage_pool import DOCUMENT_BATCH, MAX_WORKERS, Page, StagePool, workers_for
+from trawl.pipeline.stage_pool import (
+    DOCUMENT_BATCH,
+    MAX_WORKERS,
+    Page,
+    StagePool,
+    start_pool,
+    workers_for,
+)
 from trawl.records import Discussion, PageRecord
 
 
@@ -41,10 +48,9 @@ def test_workers_for_the_setting() -> None:
     assert 1 <= workers_for(-1) <= MAX_WORKERS
 
 
-async def test_warm_up_starts_the_workers_before_the_first_page() -> None:
+async def test_start_pool_starts_the_workers_before_the_first_page() -> None:
     before = {p.pid for p in multiprocessing.active_children()}
-    pool = StagePool(2)
-    pool.warm_up()
+    pool = start_pool(2)
     try:
         # The processes exist before any page is parsed: their start-up (forked when
         # this process has one thread, spawned otherwise) overlaps the first requests.
@@ -58,6 +64,20 @@ async def test_warm_up_starts_the_workers_before_the_first_page() -> None:
     finally:
         await pool.close()
     assert not [p for p in multiprocessing.active_children() if p.pid not in before]
+
+
+def test_start_pool_outside_an_event_loop_starts_the_workers_too() -> None:
+    # `trawl crawl` starts its pool before its event loop runs, and hands it on.
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = start_pool(1, parsing=False)
+    try:
+        assert len([p for p in multiprocessing.active_children() if p.pid not in before]) == 1
+        assert start_pool(1, pool=pool) is pool  # started again in the loop: the same pool
+    finally:
+        pool.shutdown()
+    in_process = start_pool(0)
+    assert in_process is not pool
+    in_process.shutdown()
 
 
 async def test_documents_from_workers_match_and_keep_order() -> None:

@@ -84,7 +84,7 @@ def crawl(
 
     Running the same command again after Ctrl-C or a crash resumes the crawl.
     """
-    from trawl.pipeline.stage_pool import StagePool, workers_for
+    from trawl.pipeline.stage_pool import start_pool
 
     try:
         settings = load_settings(config, data=data, store=store_location)
@@ -92,8 +92,7 @@ def crawl(
         raise fail(e) from None
     # First: the parser's workers import their modules and load the language model
     # while this process imports the rest of the crawl.
-    pool = StagePool(workers_for(settings.parse_workers))
-    pool.start()
+    pool = start_pool(settings.parse_workers)
     try:
         _crawl(
             urls,

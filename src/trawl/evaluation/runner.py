@@ -24,7 +24,7 @@ except ImportError as e:
 
 from trawl.evaluation.collections import Collection
 from trawl.index.tantivy_index import IndexReader, IndexWriter
-from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, start_pool
 from trawl.records import PageRecord
 from trawl.search.query import MAX_QUERY_CHARS
 from trawl.search.searcher import rank
@@ -53,14 +53,13 @@ def build_index(
     workers (``workers``: the ``parse_workers`` setting), while this process hands them
     to the engine, so an evaluation measures the indexing path users run. Runs its own
     event loop: call it from synchronous code, not from a running loop."""
-    return asyncio.run(_build_index(path, docs, lang, workers_for(workers)))
+    return asyncio.run(_build_index(path, docs, lang, workers))
 
 
 async def _build_index(
     path: Path, docs: Iterable[tuple[str, str, str]], lang: str, workers: int
 ) -> int:
-    pool = StagePool(workers, parsing=False)
-    pool.start()  # before the index writer starts its threads: forked workers (see start)
+    pool = start_pool(workers, parsing=False)  # before the index writer
     count = 0
     try:
         writer = IndexWriter(path, fresh=True)

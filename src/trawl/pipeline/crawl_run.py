@@ -30,7 +30,7 @@ from trawl.pipeline.health import (
     mark_embedded,
 )
 from trawl.pipeline.pages import PagePipeline
-from trawl.pipeline.stage_pool import StagePool, workers_for
+from trawl.pipeline.stage_pool import StagePool, start_pool
 from trawl.records import NOT_INDEXED, CrawlUrl, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
@@ -163,8 +163,7 @@ async def crawl(
     """
     started = time.monotonic()
     start_urls, requests = start_forms(start_urls)
-    parser = pool or StagePool(workers_for(settings.parse_workers))
-    parser.warm_up()  # before the index writer starts its threads: see warm_up
+    parser = start_pool(settings.parse_workers, pool=pool)  # before the index writer
     try:
         # The writer's lock is also the crawl lock: a crawl still marked running can
         # only be one that died, so it is marked interrupted.

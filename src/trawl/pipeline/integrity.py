@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from trawl.index.tantivy_index import IndexReader, IndexWriter
-from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, workers_for
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, start_pool
 from trawl.settings import Settings
 from trawl.store.base import Agreement, Pages, Store
 
@@ -162,7 +162,7 @@ async def check_index(
             found = full_check(store, reader)
             if found.agrees:
                 return Checked(found)
-            pool = StagePool(workers_for(settings.parse_workers), parsing=False)
+            pool = start_pool(settings.parse_workers, parsing=False)
             try:
                 repaired = await repair(store, writer, found, pool)
             finally:

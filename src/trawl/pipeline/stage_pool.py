@@ -41,6 +41,25 @@ Page = tuple[PageRecord, Sequence[str]]  # a page and the anchor texts of links 
 Fields = dict[str, Any]  # index_fields' answer
 
 
+def start_pool(setting: int, *, parsing: bool = True, pool: StagePool | None = None) -> StagePool:
+    """``pool``, or a new pool for the ``parse_workers`` ``setting``, started: how every
+    command gets its stage pool.
+
+    Called first thing, before anything starts a thread (the index writer does): a
+    process with one thread forks the workers, which inherit every module it has
+    imported, where spawned ones import the whole program again. In an event loop, a
+    pool that parses in this process loads the parser beside the first requests
+    (``warm_up``); ``parsing`` False: a pool that only builds documents."""
+    pool = pool or StagePool(workers_for(setting), parsing=parsing)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pool.start()
+    else:
+        pool.warm_up()
+    return pool
+
+
 def workers_for(setting: int) -> int:
     """Worker processes for the ``parse_workers`` setting.
 
@@ -134,9 +153,8 @@ class StagePool:
         """Start the worker processes now (none: nothing to do), so that their start-up
         (imports, the language model) overlaps the crawl's own.
 
-        Called before anything starts a thread (the index writer does), so that the
-        workers can be forked: a forked worker inherits every module this process
-        has imported, where a spawned one imports the whole program again first.
+        Before anything starts a thread, so that the workers can be forked: see
+        ``start_pool``.
         """
         if self._workers > 0 and self._pool is None:
             fork = "fork" in get_all_start_methods() and threading.active_count() == 1

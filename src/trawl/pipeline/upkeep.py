@@ -11,7 +11,7 @@ from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.corpus import update_signals
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
-from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, StagePool, workers_for
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, start_pool
 from trawl.settings import Settings
 from trawl.store.base import Pages, Store
 from trawl.understand.eviction import (
@@ -30,8 +30,7 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
     the old one until the new one is whole (the writer spills segments to disk as
     its memory fills, uncommitted), and a rebuild that fails publishes nothing.
     """
-    pool = StagePool(workers_for(settings.parse_workers), parsing=False)
-    pool.warm_up()  # before the index writer starts its threads: see warm_up
+    pool = start_pool(settings.parse_workers, parsing=False)  # before the index writer
     count = 0
     try:
         index = IndexWriter(settings.index_path, fresh=True)

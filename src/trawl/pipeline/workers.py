@@ -18,7 +18,7 @@ from trawl.net.addresses import Target
 from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
 from trawl.pipeline.health import is_embedded, judge_crawl
 from trawl.pipeline.pages import PagePipeline
-from trawl.pipeline.stage_pool import StagePool, workers_for
+from trawl.pipeline.stage_pool import start_pool
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
@@ -44,8 +44,7 @@ async def work(
     """
     started = time.monotonic()
     start_urls, requests = start_forms(start_urls)
-    parser = StagePool(workers_for(settings.parse_workers))
-    parser.warm_up()
+    parser = start_pool(settings.parse_workers)
     try:
         crawl_id = store.join_crawl(start_urls)
         joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
