@@ -184,6 +184,19 @@ def test_stage_pools_are_started_in_one_place() -> None:
         assert not made, f"{module_name(path)} makes or starts a stage pool: use start_pool"
 
 
+def callers(pattern: str) -> set[str]:
+    return {module_name(p) for p in SRC.rglob("*.py") if re.search(pattern, p.read_text())}
+
+
+def test_a_crawl_ends_in_one_place() -> None:
+    # close_crawl ends the embedded crawl and a shared one alike, and link_up also
+    # serves a rebuild: the batch step, pruning and inlinks are written there only.
+    closing = r"(?<!def )\bupdate_signals\(|\.unseen_pages\(|\.count_inlinks\("
+    assert callers(closing) == {"trawl.pipeline.crawl_end"}
+    # A run's health is judged from the store by judge_crawl, however the run ended.
+    assert callers(r"\bjudge_health\(|\bstopped=|\bcaps=") == {"trawl.pipeline.health"}
+
+
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 # What `make run` must not install: test tools, the extras' packages, and what
 # Trawl dropped for being heavy for little (bench/RESULTS.md, "Dependencies").

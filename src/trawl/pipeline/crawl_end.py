@@ -1,5 +1,5 @@
-"""The end of an embedded crawl: prune, the corpus batch step, the index brought in
-line and committed, and the crawl-log row closed, in that order.
+"""The end of a crawl, embedded or shared by workers: prune, the corpus batch step, the
+index brought in line and committed, and the crawl-log row closed, in that order.
 """
 
 from __future__ import annotations
@@ -12,28 +12,44 @@ from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.corpus import update_signals
 from trawl.pipeline.health import Judgement
-from trawl.pipeline.stage_pool import Page, StagePool
+from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, DOCUMENT_BATCH, Page, StagePool
 from trawl.store.base import Pages, Store
 
 
-async def _link_up(
-    store: Store, index: IndexWriter, pool: StagePool, indexed_urls: Sequence[str]
-) -> None:
+async def link_up(
+    store: Store, index: IndexWriter, pool: StagePool, indexed_urls: Sequence[str] | None = None
+) -> int:
     """The corpus batch step (authority, duplicates, "Discussed on"), then the index
-    brought in line with it: the indexable pages of this crawl (and of the run it
-    resumes) are indexed, once, with the anchor text of every link to them and their
-    fresh signals; other pages whose signals changed are indexed again; duplicates
-    leave. A page that is not indexable was dealt with when it was fetched (a server
-    error waits for finish_crawl), so it is left alone here."""
+    brought in line with it; return the documents written (uncommitted).
+
+    At a crawl's end (``indexed_urls``): the indexable pages of this crawl (and of the
+    run it resumes) are indexed, once, with the anchor text of every link to them and
+    their fresh signals; other pages whose signals changed are indexed again;
+    duplicates leave. A page that is not indexable was dealt with when it was fetched
+    (a server error waits for close_crawl), so it is left alone here. Without
+    ``indexed_urls`` (a rebuild into a fresh index): every searchable page."""
     report = update_signals(store)
-    urls = dict.fromkeys([*indexed_urls, *report.changed])
+    pages: Iterable[Page]
+    if indexed_urls is None:
+        pages = (
+            (record, store.anchors_to(record.url))
+            for record in store.pages(indexable_only=True)
+            if record.searchable
+        )
+        batch = BULK_DOCUMENT_BATCH
+    else:
+        urls = dict.fromkeys([*indexed_urls, *report.changed])
+        pages, batch = _searchable_pages(store, index, urls), DOCUMENT_BATCH
     # Documents are built by the stage pool's workers (stemming every page's text is
     # most of this step), while this process reads the next pages and feeds the index.
-    async for fields in pool.documents(_searchable_pages(store, index, urls)):
+    count = 0
+    async for fields in pool.documents(pages, batch=batch):
         index.upsert_fields(fields)
+        count += 1
     # No commit every COMMIT_EVERY pages here, only the one before the crawl's row is
     # closed: a crash before it leaves the crawl open, and its resume indexes what
     # this run fetched. Each commit (about 0.1 s) held up the crawl's end.
+    return count
 
 
 def _searchable_pages(store: Pages, index: IndexWriter, urls: Iterable[str]) -> Iterator[Page]:
@@ -48,18 +64,23 @@ def _searchable_pages(store: Pages, index: IndexWriter, urls: Iterable[str]) -> 
             yield record, store.anchors_to(url)
 
 
-async def finish_crawl(
+async def close_crawl(
     store: Store,
-    index: IndexWriter,
     pool: StagePool,
     crawl_id: int,
-    *,
     judgement: Judgement,
     stats: CrawlStats,
-    indexed_urls: Sequence[str],
+    *,
+    pages_ok: int,
+    pages_failed: int,
+    index: IndexWriter | None = None,
+    indexed_urls: Sequence[str] = (),
 ) -> int:
-    """Prune what is gone from the hosts the ``judgement`` lets prune, run the batch step
-    over the corpus, commit the index, then close the crawl-log row.
+    """Close crawl ``crawl_id`` as ``judgement`` found it: count inlinks, prune what is
+    gone from the hosts it lets prune, then (with an ``index``: the embedded crawl) run
+    the batch step over the corpus and commit the index, and last close the crawl-log
+    row with ``pages_ok``, ``pages_failed`` and the skips of ``stats``. Return the
+    pages pruned. Without an index (workers) ``trawl index`` does the batch step.
 
     A host's unseen pages, and its pages that answered with a server error, leave only
     when its part of the run was whole and healthy (pipeline/health.py): a capped,
@@ -77,21 +98,23 @@ async def finish_crawl(
     prunable = judgement.prunable
     gone = store.unseen_pages(crawl_id, prunable) if prunable else []
     if prunable:
-        failing = [u for u in store.server_error_pages(crawl_id) if _host(u) in prunable]
-        for url in [*gone, *failing]:
-            index.delete(url)
-        index.commit()
-        fault_point("crawl_end.after_prune_index")
+        if index is not None:
+            failing = [u for u in store.server_error_pages(crawl_id) if _host(u) in prunable]
+            for url in [*gone, *failing]:
+                index.delete(url)
+            index.commit()
+            fault_point("crawl_end.after_prune_index")
         store.delete_pages(gone)
         fault_point("crawl_end.after_prune_store")
-    await _link_up(store, index, pool, indexed_urls)
-    fault_point("crawl_end.before_index_commit")
-    index.commit()
-    fault_point("crawl_end.after_index_commit")
+    if index is not None:
+        await link_up(store, index, pool, indexed_urls)
+        fault_point("crawl_end.before_index_commit")
+        index.commit()
+        fault_point("crawl_end.after_index_commit")
     store.finish_crawl(
         crawl_id,
-        pages_ok=stats.ok,
-        pages_failed=stats.failed,
+        pages_ok=pages_ok,
+        pages_failed=pages_failed,
         outcome=judgement.outcome,
         skipped=stats.skipped,
         samples=stats.samples,

@@ -236,7 +236,7 @@ async def crawl(
             raise
         finally:
             importing.cancel()  # a short crawl imports them below, in this thread
-        from trawl.pipeline.crawl_end import finish_crawl  # noqa: PLC0415 - see END_MODULES
+        from trawl.pipeline.crawl_end import close_crawl  # noqa: PLC0415 - see END_MODULES
         from trawl.pipeline.integrity import mend_after_crash  # noqa: PLC0415
         from trawl.pipeline.resource_checks import check_resources  # noqa: PLC0415
 
@@ -249,21 +249,18 @@ async def crawl(
         if loss is not None:
             stats.skipped[NOT_INDEXED + loss[0]] = loss[1]
         judgement = judge_crawl(
-            store,
-            crawl_id,
-            start_urls,
-            max_error_rate=settings.max_error_rate,
-            stopped=outcome == "stopped",
-            caps=["max_pages"] if outcome == "capped" else [],
+            store, crawl_id, start_urls, max_error_rate=settings.max_error_rate, ended=outcome
         )
         outcome = judgement.outcome
-        pruned = await finish_crawl(
+        pruned = await close_crawl(
             store,
-            index,
             parser,
             crawl_id,
-            judgement=judgement,
-            stats=stats,
+            judgement,
+            stats,
+            pages_ok=stats.ok,
+            pages_failed=stats.failed,
+            index=index,
             indexed_urls=[*carried, *pipeline.indexed_urls],
         )
         if died:

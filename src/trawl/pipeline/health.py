@@ -121,17 +121,18 @@ def judge_crawl(
     start_urls: Sequence[str],
     *,
     max_error_rate: float,
-    stopped: bool = False,
-    caps: Sequence[Cap] = (),
+    ended: str | None = None,
 ) -> Judgement:
-    """``judge_health`` on what the store records of crawl ``crawl_id``."""
+    """``judge_health`` on what the store records of crawl ``crawl_id``, for every kind
+    of run. ``ended``: how its requests ended (``run_crawler``'s answer): stopped,
+    capped (max_pages, which leaves every host's part capped), or ran to the end."""
     return judge_health(
         store.host_tallies(crawl_id),
         start_urls,
         store.answered(crawl_id, start_urls),
         max_error_rate=max_error_rate,
-        stopped=stopped,
-        caps=caps,
+        stopped=ended == "stopped",
+        caps=["max_pages"] if ended == "capped" else [],
     )
 
 

@@ -162,7 +162,7 @@ class PagePipeline:
         elif record.status < 500:
             # A page that turned into a redirect, a client error or a file leaves the
             # index now. A server error may be an outage: it leaves only when the
-            # crawl ends healthy (see crawl_end.finish_crawl).
+            # crawl ends healthy (see crawl_end.close_crawl).
             self._index.delete(record.url)
         if self._index.pending >= COMMIT_EVERY:
             self._index.commit()

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
-from trawl.pipeline.corpus import update_signals
+from trawl.pipeline.crawl_end import link_up
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
-from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, start_pool
+from trawl.pipeline.stage_pool import start_pool
 from trawl.settings import Settings
 from trawl.store.base import Pages, Store
 from trawl.understand.eviction import (
@@ -35,15 +35,7 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
     try:
         index = IndexWriter(settings.index_path, fresh=True)
         try:
-            update_signals(store)
-            pages = (
-                (record, store.anchors_to(record.url))
-                for record in store.pages(indexable_only=True)
-                if record.searchable
-            )
-            async for fields in pool.documents(pages, batch=BULK_DOCUMENT_BATCH):
-                index.upsert_fields(fields)
-                count += 1
+            count = await link_up(store, index, pool)
             fault_point("index_rebuild.before_commit")
             index.commit()  # even with no page at all: the old index must go
             fault_point("index_rebuild.after_commit")

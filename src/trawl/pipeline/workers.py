@@ -18,7 +18,7 @@ from trawl.net.addresses import Target
 from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
 from trawl.pipeline.health import is_embedded, judge_crawl
 from trawl.pipeline.pages import PagePipeline
-from trawl.pipeline.stage_pool import start_pool
+from trawl.pipeline.stage_pool import StagePool, start_pool
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
@@ -87,9 +87,13 @@ async def work(
         if outcome != "stopped" and frontier.capped:
             # max_pages is spent over all the workers: the crawl ends capped, pruning
             # nothing (each worker that runs out closes it, with the store's figures).
-            outcome, _ = _close_shared_crawl(store, crawl_id, starts, stats, settings, capped=True)
+            outcome, pruned = await _close_shared_crawl(
+                store, parser, crawl_id, starts, stats=stats, settings=settings, ended="capped"
+            )
         elif outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
-            outcome, pruned = _close_shared_crawl(store, crawl_id, starts, stats, settings)
+            outcome, pruned = await _close_shared_crawl(
+                store, parser, crawl_id, starts, stats=stats, settings=settings
+            )
         elif outcome == "ran":
             # Others are still at it: the run so far, as the store tells it.
             outcome = judge_crawl(
@@ -112,35 +116,32 @@ async def _renew_leases(frontier: SharedFrontier, lease: float) -> None:
             continue
 
 
-def _close_shared_crawl(
+async def _close_shared_crawl(
     store: Store,
+    pool: StagePool,
     crawl_id: int,
     starts: Sequence[str],
+    *,
     stats: CrawlStats,
     settings: Settings,
-    *,
-    capped: bool = False,
+    ended: str | None = None,
 ) -> tuple[str, int]:
     """The end of a crawl shared by workers, judged on every worker's results, host by
-    host (pipeline/health.py); a ``capped`` one prunes nothing, like an embedded crawl
-    that hit max_pages."""
+    host (pipeline/health.py), and closed as an embedded crawl is, without the index
+    (``trawl index`` builds it); the figures are the store's, over all workers."""
+    from trawl.pipeline.crawl_end import close_crawl  # noqa: PLC0415 - see END_MODULES
+
     judgement = judge_crawl(
-        store,
-        crawl_id,
-        starts,
-        max_error_rate=settings.max_error_rate,
-        caps=["max_pages"] if capped else [],
+        store, crawl_id, starts, max_error_rate=settings.max_error_rate, ended=ended
     )
     counts = store.frontier_counts(crawl_id)
-    store.count_inlinks([v.host for v in judgement.hosts])
-    gone = store.unseen_pages(crawl_id, judgement.prunable) if judgement.prunable else []
-    store.delete_pages(gone)
-    store.finish_crawl(
+    pruned = await close_crawl(
+        store,
+        pool,
         crawl_id,
+        judgement,
+        stats,
         pages_ok=counts.get("fetched", 0),
         pages_failed=counts.get("failed", 0),
-        outcome=judgement.outcome,
-        skipped=stats.skipped,
-        samples=stats.samples,
     )
-    return judgement.outcome, len(gone)
+    return judgement.outcome, pruned
