@@ -101,6 +101,22 @@ ONLY = {
 CRAWL_MUST_NOT = ("trawl.extract", "trawl.understand", "trawl.store", "trawl.index", "trawl.search")
 
 
+# The stages, in the order pipeline/ runs them (ARCHITECTURE.md's boxes). urls/, robots/,
+# sitemaps/ and analysis/ are libraries shared by several stages; net/ and store/ are I/O.
+STAGES = (
+    "trawl.crawl",
+    "trawl.extract",
+    "trawl.understand",
+    "trawl.dedup",
+    "trawl.graph",
+    "trawl.index",
+    "trawl.search",
+)
+# Above the pipeline, for people: they run a crawl or a search (open the index, call
+# search/), or build an index to score one (evaluation/); no stage or pipeline step.
+FRONT_ENDS = ("trawl.cli", "trawl.server", "trawl.evaluation")
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(SRC.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -149,6 +165,30 @@ def test_libraries_and_packages_stay_behind_their_owners(module: str) -> None:
 def test_crawler_does_not_know_the_later_stages(module: str) -> None:
     bad = {i for i in MODULES[module] if any(within(i, p) for p in CRAWL_MUST_NOT)}
     assert not bad, f"{module} imports {sorted(bad)}"
+
+
+def stage_of(name: str) -> int | None:
+    return next((i for i, stage in enumerate(STAGES) if within(name, stage)), None)
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(m for m in MODULES if not any(within(m, p) for p in ("trawl.pipeline", *FRONT_ENDS))),
+)
+def test_only_the_pipeline_puts_stages_together(module: str) -> None:
+    own = stage_of(module)
+    others = {stage_of(i) for i in MODULES[module]} - {None, own}
+    assert len(others) <= 1, (
+        f"{module} imports the stages {sorted(STAGES[s] for s in others if s is not None)};"
+        " only trawl.pipeline composes stages"
+    )
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if stage_of(m) is not None))
+def test_no_stage_imports_a_later_one(module: str) -> None:
+    own = stage_of(module) or 0
+    later = sorted(i for i in MODULES[module] if (stage_of(i) or 0) > own)
+    assert not later, f"{module} imports {later}, of a later stage"
 
 
 def test_the_renderer_is_loaded_only_for_rendered_crawls() -> None:
