@@ -208,7 +208,7 @@ class Leases(Protocol):
 
 
 class CorpusSignals(Protocol):
-    """What the batch step after a crawl reads and writes (``trawl.corpus``)."""
+    """What the batch step after a crawl reads and writes (``trawl.pipeline.corpus``)."""
 
     def link_graph(self) -> Iterator[tuple[str, str, str, bool]]:
         """(from URL, to URL, anchor text, nofollow) of every <a>/<area> link between two
