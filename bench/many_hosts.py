@@ -286,6 +286,11 @@ def main() -> int:
     parser.add_argument(
         "--rounds", type=int, default=1, help="crawl with each in turn, this many times"
     )
+    parser.add_argument(
+        "--arrivals",
+        type=Path,
+        help="write each run's requests (seconds from launch, host, path) to this JSON file",
+    )
     args = parser.parse_args()
     port = 18000 + os.getpid() % 1000
     server = subprocess.Popen(
@@ -300,6 +305,7 @@ def main() -> int:
         schedule = float(args.pages - 1)
         print(f"{args.hosts} hosts x {args.pages} pages; schedule {schedule:.0f} s")
         crawlers = {"Trawl": run_trawl, "Scrapy": run_scrapy}
+        timelines: dict[str, list[tuple[float, str, str]]] = {}
         for round_ in range(1, args.rounds + 1):
             for name, crawl in crawlers.items():
                 if args.only and name.lower() != args.only:
@@ -307,6 +313,9 @@ def main() -> int:
                 before = load()
                 run = crawl(starts)
                 run.arrivals = arrivals(port)
+                timelines[f"{name} {round_}"] = [
+                    (round(when - run.launched, 4), host, path) for when, host, path in run.arrivals
+                ]
                 print(
                     f"round {round_} {name:7} {run.seconds:6.1f} s"
                     f" ({run.seconds / schedule:.2f}x schedule)"
@@ -322,6 +331,8 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=10)
+    if args.arrivals is not None:
+        args.arrivals.write_text(json.dumps(timelines))
     return 0
 
 
