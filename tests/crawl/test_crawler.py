@@ -207,3 +207,71 @@ async def test_robots_fetch_has_its_own_deadline(serve: Serve) -> None:
     assert sink.fetched_urls == []
     assert (stats.blocked, stats.failed) == (0, 1)  # the host is down, nothing forbids us
     assert "no answer within 0.5s" in sink.failures[0][1]
+
+
+# -- sitemap discovery: what it costs each host ---------------------------------
+
+
+def sitemap(*urls: str) -> Route:
+    entries = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    return Route(f"<urlset>{entries}</urlset>".encode(), headers={"Content-Type": "text/xml"})
+
+
+async def test_a_host_naming_no_sitemap_gets_one_guess(serve: Serve) -> None:
+    # Every request here is a request to every host of a many-host crawl.
+    site = serve(linked_pages(2))  # no robots.txt, no sitemap: 404s
+
+    await crawl(site.url("/"), RecordingSink(), allowed=_allow(site))
+
+    assert sorted(site.paths()) == ["/", "/p0", "/p1", "/robots.txt", "/sitemap.xml"]
+
+
+async def test_a_declared_sitemap_replaces_the_guess(serve: Serve) -> None:
+    site = serve({})
+    site.routes.update(
+        {
+            "/robots.txt": Route(
+                f"User-agent: *\nAllow: /\nSitemap: {site.url('/map.xml')}\n".encode(),
+                headers={"Content-Type": "text/plain"},
+            ),
+            "/map.xml": sitemap(site.url("/listed")),
+            "/listed": html_page("Listed", "only in the sitemap"),
+            **linked_pages(1),
+        }
+    )
+
+    await crawl(site.url("/"), RecordingSink(), allowed=_allow(site))
+
+    assert sorted(site.paths()) == ["/", "/listed", "/map.xml", "/p0", "/robots.txt"]
+
+
+async def test_a_guessed_sitemap_that_redirects_is_followed_on_its_site(serve: Serve) -> None:
+    # Yoast SEO, the usual home of /sitemap_index.xml, redirects /sitemap.xml to it.
+    site = serve({})
+    site.routes.update(
+        {
+            "/sitemap.xml": Route(b"", 301, {"Location": "/sitemap_index.xml"}),
+            "/sitemap_index.xml": sitemap(site.url("/listed")),
+            "/listed": html_page("Listed", "only in the sitemap"),
+            "/": html_page("Home", "no links"),
+        }
+    )
+
+    await crawl(site.url("/"), RecordingSink(), allowed=_allow(site))
+
+    assert "/listed" in site.paths()
+
+
+async def test_a_guessed_sitemap_is_not_followed_to_another_site(serve: Serve) -> None:
+    # A guess is only this site's: robots.txt, which vouches for declared ones, named none.
+    other = serve({"/sitemap_index.xml": sitemap("http://127.0.0.1/elsewhere")})
+    site = serve(
+        {
+            "/sitemap.xml": Route(b"", 302, {"Location": other.url("/sitemap_index.xml")}),
+            "/": html_page("Home", "no links"),
+        }
+    )
+
+    await crawl(site.url("/"), RecordingSink(), allowed=_allow(site) | _allow(other))
+
+    assert other.paths() == []

@@ -279,10 +279,7 @@ def test_atom_alternate_links_and_updated() -> None:
 
 
 def test_candidates_fall_back_to_the_usual_places() -> None:
-    assert candidate_urls("https://Example.com", []) == [
-        "https://example.com/sitemap.xml",
-        "https://example.com/sitemap_index.xml",
-    ]
+    assert candidate_urls("https://Example.com", []) == ["https://example.com/sitemap.xml"]
 
 
 def test_candidates_from_robots_txt_replace_the_fallbacks() -> None:
@@ -302,8 +299,7 @@ def test_candidates_from_robots_txt_replace_the_fallbacks() -> None:
 
 def test_candidates_when_every_robots_line_is_unusable() -> None:
     assert candidate_urls("http://example.com:8080", ["mailto:x@example.com"]) == [
-        "http://example.com:8080/sitemap.xml",
-        "http://example.com:8080/sitemap_index.xml",
+        "http://example.com:8080/sitemap.xml"
     ]
 
 

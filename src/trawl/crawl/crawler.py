@@ -33,13 +33,13 @@ from trawl.crawl.policy import (
     Retry,
     Slow,
 )
-from trawl.errors import FetchError, SitemapError
+from trawl.errors import FetchError, InvalidUrl, SitemapError
 from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
 from trawl.records import CrawlUrl, FetchResult, Href
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
-from trawl.urls.identity import origin, politeness_host
+from trawl.urls.identity import normalise, origin, politeness_host
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import Scope, make_scope
 
@@ -470,6 +470,13 @@ class Crawler:
                     url, max_bytes=self._limits.sitemap_max_bytes, read_types=ANY_TYPE
                 )
                 result = await self._transport.fetch(request)
+                if result.location is not None:
+                    # Yoast SEO sends /sitemap.xml on to /sitemap_index.xml. Followed on
+                    # this site only: robots.txt vouches for the declared, not their hops.
+                    target = _same_site(result.location, url, site)
+                    if target is not None:
+                        todo.insert(0, (target, depth, False))
+                    continue
                 if result.status != 200:
                     continue
                 # Parsing a large sitemap takes a while: off the event loop, so
@@ -536,3 +543,12 @@ class Crawler:
                 return hop
             url = hop
         return decide.robots_unavailable()
+
+
+def _same_site(location: str, base: str, site: str) -> str | None:
+    """A redirect's target when it stays on ``site`` (an origin), else None."""
+    try:
+        target = normalise(location, base=base)
+    except InvalidUrl:
+        return None
+    return target if origin(target) == site else None

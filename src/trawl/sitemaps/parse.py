@@ -24,8 +24,10 @@ MAX_BYTES = 50 * 1024 * 1024
 MAX_URLS = 50_000
 # Sitemap indexes are followed this deep; the crawler counts, using kind == "index".
 MAX_INDEX_DEPTH = 3
-# Where sites put a sitemap when robots.txt names none (seed 000).
-FALLBACK_PATHS = ("/sitemap.xml", "/sitemap_index.xml")
+# Where sites put a sitemap when robots.txt names none (seed 000). One guess: each
+# costs every host a request, and a site with /sitemap_index.xml names it in
+# robots.txt (WordPress and Yoast do) or answers /sitemap.xml too.
+FALLBACK_PATHS = ("/sitemap.xml",)
 
 GZIP_MAGIC = b"\x1f\x8b"
 _GUNZIP_CHUNK = 256 * 1024
