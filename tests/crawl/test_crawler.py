@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,8 @@ from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult, Href
 from trawl.urls.identity import forms
 
-Serve = Callable[[dict[str, Route]], SiteServer]
+Serve = Callable[..., SiteServer]
+Allowed = frozenset[tuple[str, int]]
 
 
 @dataclass
@@ -275,3 +277,69 @@ async def test_a_guessed_sitemap_is_not_followed_to_another_site(serve: Serve) -
     await crawl(site.url("/"), RecordingSink(), allowed=_allow(site) | _allow(other))
 
     assert other.paths() == []
+
+
+# -- request slots ----------------------------------------------------------------
+
+
+@dataclass
+class SlowSink(RecordingSink):
+    """Takes ``seconds`` over each page, as a parse in the stage pool and a store write do."""
+
+    seconds: float = 0.6
+
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+        await asyncio.sleep(self.seconds)
+        return await super().fetched(item, result)
+
+
+def _allow_all(sites: list[SiteServer]) -> Allowed:
+    """Each site on its own loopback address: a politeness host of its own."""
+    return frozenset((s.host, s.port) for s in sites)
+
+
+async def crawl_one_slot(starts: list[str], sink: RecordingSink, allowed: Allowed) -> None:
+    limits = CrawlLimits(
+        user_agent="TrawlTest/1.0",
+        concurrency=1,
+        delay=0.0,
+        max_pages=100,
+        max_depth=10,
+        max_bytes=100_000,
+        robots_max_bytes=10_000,
+        sitemaps=False,
+    )
+    async with Fetcher(
+        user_agent=limits.user_agent,
+        timeout=5.0,
+        concurrency=4,  # the crawler's one slot is the limit under test, not the pool's
+        host_concurrency=1,
+        allowed=allowed,
+    ) as fetcher:
+        frontier = Frontier(delay=0.0, host_concurrency=1)
+        await Crawler(fetcher, sink, limits, frontier).run(starts)
+
+
+async def test_the_next_request_goes_out_while_a_page_is_processed(serve: Serve) -> None:
+    # A request slot is held for the request, not for what is made of its answer: on
+    # many hosts at the politeness limit the slots, not the cores, bound the crawl.
+    sites = [serve(linked_pages(0), host=f"127.0.0.{i}") for i in (1, 2)]
+
+    await crawl_one_slot([s.url("/") for s in sites], SlowSink(), _allow_all(sites))
+
+    firsts = sorted(s.requests[0][0] for s in sites)
+    # Without it, the second host waited for the first one's page to be processed.
+    assert firsts[1] - firsts[0] < 0.5, firsts
+
+
+async def test_requests_in_flight_never_exceed_the_slots(serve: Serve) -> None:
+    slow = Route(b"<p>slow</p>", delay=0.2)
+    routes = {"/": slow, "/robots.txt": Route(b"", 404, delay=0.2)}
+    sites = [serve(routes, host=f"127.0.0.{i}") for i in (1, 2, 3)]
+
+    await crawl_one_slot([s.url("/") for s in sites], SlowSink(seconds=0.0), _allow_all(sites))
+
+    arrivals = sorted(t for s in sites for t, _, _ in s.requests)
+    assert len(arrivals) == 6
+    # One slot: each request waits for the answer before it (0.2 s), robots.txt included.
+    assert min(b - a for a, b in itertools.pairwise(arrivals)) >= 0.15, arrivals

@@ -46,6 +46,10 @@ from trawl.urls.scope import Scope, make_scope
 log = logging.getLogger(__name__)
 
 SAMPLES_PER_REASON = 5
+# Workers per request slot: a worker whose response is being understood and stored
+# (a parse in the stage pool, a store write) has handed its request slot on, so the
+# next request goes out meanwhile; the extra workers bound the pages in that state.
+WORKERS_PER_SLOT = 2
 LAST_ERRORS = 5  # the latest failures kept for the live progress (URL, what went wrong)
 MAX_LATE_LASTMODS = 200_000  # about 30 MB at most; past it a late date is lost
 
@@ -131,6 +135,24 @@ class CrawlLimits:
         return Pacing(self.delay, self.retry_backoff, self.max_retries)
 
 
+class _Slot:
+    """One of ``concurrency`` request slots, held by a worker from taking a URL until its
+    response is in: what follows (the sink's work on the page) needs no slot."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+        self._held = False
+
+    async def take(self) -> None:
+        await self._slots.acquire()
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._slots.release()
+
+
 @dataclass
 class _Robots:
     policy: RobotsPolicy
@@ -155,6 +177,7 @@ class Crawler:
         self._robots: dict[str, asyncio.Future[_Robots]] = {}
         self._sitemap_origins: set[str] = set()
         self._wakeup = asyncio.Event()
+        self._slots = asyncio.Semaphore(limits.concurrency)
         self._stopping = False
         self.stop_requested = False
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
@@ -172,6 +195,9 @@ class Crawler:
         self._stopping = True
         self._wakeup.set()
 
+    def _halted(self) -> bool:
+        return self._stopping
+
     async def run(
         self,
         start_urls: Sequence[str],
@@ -186,7 +212,10 @@ class Crawler:
         self.admit([CrawlUrl(u, 0, request=wanted.get(u)) for u in start_urls])
         for item in resume:
             self._frontier.enqueue(item)  # already in the store: not announced again
-        workers = [asyncio.create_task(self._worker()) for _ in range(self._limits.concurrency)]
+        workers = [
+            asyncio.create_task(self._worker())
+            for _ in range(self._limits.concurrency * WORKERS_PER_SLOT)
+        ]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -234,8 +263,14 @@ class Crawler:
             if self._reserved >= self._limits.max_pages:
                 self._halt()
                 break
+            slot = _Slot(self._slots)
+            await slot.take()
+            if self._halted():  # while it waited for the slot
+                slot.release()
+                break
             item = self._frontier.next(loop.time())
             if item is None:
+                slot.release()
                 if not self._frontier.has_pending() and not self._sitemap_tasks:
                     self._wakeup.set()  # let the other workers see the end too
                     break
@@ -243,12 +278,13 @@ class Crawler:
                 continue
             self._reserved += 1
             try:
-                await self._crawl_one(item, loop)
+                await self._crawl_one(item, loop, slot)
             except Exception:
                 # The page boundary: whatever one page does to us (a header no parser
                 # foresaw, a store that refuses a value) ends that page, never the crawl.
                 self._internal_error(item)
             finally:
+                slot.release()
                 self._frontier.done(item, loop.time())
                 self._wakeup.set()
             if self._on_progress is not None:
@@ -261,7 +297,9 @@ class Crawler:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wakeup.wait(), timeout)
 
-    async def _crawl_one(self, item: CrawlUrl, loop: asyncio.AbstractEventLoop) -> None:
+    async def _crawl_one(
+        self, item: CrawlUrl, loop: asyncio.AbstractEventLoop, slot: _Slot
+    ) -> None:
         robots = await self._robots_for(item.url, loop)
         bar = decide.robots_bar(robots.policy, item.request_url, self._limits.user_agent)
         if bar is not None:
@@ -295,6 +333,7 @@ class Crawler:
             decision = decide.on_answer(result, item.retries, self._limits.pacing, time.time())
         except FetchError as e:
             decision = decide.on_error(e, item.retries, self._limits.pacing)
+        slot.release()  # the answer is in: another request may go out meanwhile
         if decision.host_answered:
             self._frontier.host_answered(item.url)
         if decision.host_failure is not None and decision.count_first:
