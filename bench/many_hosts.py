@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median, quantiles
@@ -195,8 +196,12 @@ def measured(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> tu
     return run, lines
 
 
-def run_trawl(starts: list[str]) -> Run:
+def run_trawl(starts: list[str], settings: Sequence[str] = ()) -> Run:
+    """``settings``: TRAWL_NAME=VALUE for this run; the caller's own TRAWL_ are dropped."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        env[name] = value
     with tempfile.TemporaryDirectory(prefix="trawl-many-") as tmp:
         cmd = [str(BIN / "trawl"), "crawl", *starts, "--data", str(Path(tmp) / "data")]
         cmd += ["--delay", "1", "--host-concurrency", "1", "--concurrency", str(CONCURRENCY)]
@@ -287,6 +292,13 @@ def main() -> int:
         "--rounds", type=int, default=1, help="crawl with each in turn, this many times"
     )
     parser.add_argument(
+        "--trawl-env",
+        action="append",
+        default=[],
+        metavar="TRAWL_NAME=VALUE",
+        help="a setting for Trawl's runs (TRAWL_PARSE_WORKERS=0), repeatable",
+    )
+    parser.add_argument(
         "--arrivals",
         type=Path,
         help="write each run's requests (seconds from launch, host, path) to this JSON file",
@@ -304,7 +316,9 @@ def main() -> int:
         starts = [f"http://{address(i)}:{port}/" for i in range(args.hosts)]
         schedule = float(args.pages - 1)
         print(f"{args.hosts} hosts x {args.pages} pages; schedule {schedule:.0f} s")
-        crawlers = {"Trawl": run_trawl, "Scrapy": run_scrapy}
+        if args.trawl_env:
+            print("Trawl with " + " ".join(args.trawl_env))
+        crawlers = {"Trawl": lambda s: run_trawl(s, args.trawl_env), "Scrapy": run_scrapy}
         timelines: dict[str, list[tuple[float, str, str]]] = {}
         for round_ in range(1, args.rounds + 1):
             for name, crawl in crawlers.items():
