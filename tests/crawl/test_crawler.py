@@ -298,7 +298,9 @@ def _allow_all(sites: list[SiteServer]) -> Allowed:
     return frozenset((s.host, s.port) for s in sites)
 
 
-async def crawl_one_slot(starts: list[str], sink: RecordingSink, allowed: Allowed) -> None:
+async def crawl_one_slot(
+    starts: list[str], sink: RecordingSink, allowed: Allowed, *, sitemaps: bool = False
+) -> None:
     limits = CrawlLimits(
         user_agent="TrawlTest/1.0",
         concurrency=1,
@@ -307,7 +309,7 @@ async def crawl_one_slot(starts: list[str], sink: RecordingSink, allowed: Allowe
         max_depth=10,
         max_bytes=100_000,
         robots_max_bytes=10_000,
-        sitemaps=False,
+        sitemaps=sitemaps,
     )
     async with Fetcher(
         user_agent=limits.user_agent,
@@ -334,12 +336,32 @@ async def test_the_next_request_goes_out_while_a_page_is_processed(serve: Serve)
 
 async def test_requests_in_flight_never_exceed_the_slots(serve: Serve) -> None:
     slow = Route(b"<p>slow</p>", delay=0.2)
-    routes = {"/": slow, "/robots.txt": Route(b"", 404, delay=0.2)}
+    missing = Route(b"", 404, delay=0.2)
+    routes = {"/": slow, "/robots.txt": missing, "/sitemap.xml": missing}
     sites = [serve(routes, host=f"127.0.0.{i}") for i in (1, 2, 3)]
 
-    await crawl_one_slot([s.url("/") for s in sites], SlowSink(seconds=0.0), _allow_all(sites))
+    await crawl_one_slot(
+        [s.url("/") for s in sites], SlowSink(seconds=0.0), _allow_all(sites), sitemaps=True
+    )
 
     arrivals = sorted(t for s in sites for t, _, _ in s.requests)
-    assert len(arrivals) == 6
-    # One slot: each request waits for the answer before it (0.2 s), robots.txt included.
+    assert len(arrivals) == 9
+    # One slot: each request waits for the answer before it (0.2 s), robots.txt and
+    # sitemaps included.
     assert min(b - a for a, b in itertools.pairwise(arrivals)) >= 0.15, arrivals
+
+
+async def test_every_first_page_goes_before_any_sitemap(serve: Serve) -> None:
+    # On many hosts, a sitemap read in a slot a host's first page wanted delays that
+    # host's whole schedule; a sitemap waits for a slot no page wants.
+    sites = [serve(linked_pages(0), host=f"127.0.0.{i}") for i in (1, 2, 3)]
+
+    await crawl_one_slot(
+        [s.url("/") for s in sites], RecordingSink(), _allow_all(sites), sitemaps=True
+    )
+
+    requests = sorted((t, s.host, p) for s in sites for t, _, p in s.requests)
+    paths = [p for _, _, p in requests]
+    assert paths.count("/sitemap.xml") == 3, requests
+    last_page = max(i for i, p in enumerate(paths) if p == "/")
+    assert paths.index("/sitemap.xml") > last_page, requests

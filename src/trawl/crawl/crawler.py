@@ -135,16 +135,48 @@ class CrawlLimits:
         return Pacing(self.delay, self.retry_backoff, self.max_retries)
 
 
-class _Slot:
-    """One of ``concurrency`` request slots, held by a worker from taking a URL until its
-    response is in: what follows (the sink's work on the page) needs no slot."""
+class _Slots:
+    """The crawl's ``concurrency`` request slots, pages first: a sitemap's request waits
+    while a worker waits, so that no host's first page waits for another's sitemap."""
 
-    def __init__(self, slots: asyncio.Semaphore) -> None:
+    def __init__(self, slots: int) -> None:
+        self._free = slots
+        self._pages: deque[asyncio.Future[None]] = deque()
+        self._sitemaps: deque[asyncio.Future[None]] = deque()
+
+    async def take(self, *, sitemap: bool = False) -> None:
+        if self._free > 0 and not self._pages and not (sitemap and self._sitemaps):
+            self._free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        (self._sitemaps if sitemap else self._pages).append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed over just as its task was cancelled
+            raise
+
+    def release(self) -> None:
+        for waiting in (self._pages, self._sitemaps):
+            while waiting:
+                waiter = waiting.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)  # the slot goes to it, never free meanwhile
+                    return
+        self._free += 1
+
+
+class _Slot:
+    """One request slot, held by a worker from taking a URL until its response is in:
+    what follows (the sink's work on the page) needs no slot."""
+
+    def __init__(self, slots: _Slots) -> None:
         self._slots = slots
         self._held = False
 
-    async def take(self) -> None:
-        await self._slots.acquire()
+    async def take(self, *, sitemap: bool = False) -> None:
+        await self._slots.take(sitemap=sitemap)
         self._held = True
 
     def release(self) -> None:
@@ -177,7 +209,7 @@ class Crawler:
         self._robots: dict[str, asyncio.Future[_Robots]] = {}
         self._sitemap_origins: set[str] = set()
         self._wakeup = asyncio.Event()
-        self._slots = asyncio.Semaphore(limits.concurrency)
+        self._slots = _Slots(limits.concurrency)
         self._stopping = False
         self.stop_requested = False
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
@@ -504,11 +536,16 @@ class Crawler:
             if not declared and not policy.allows(url, self._limits.user_agent):
                 continue
             budget -= 1
+            slot = _Slot(self._slots)
+            await slot.take(sitemap=True)
             try:
                 request = FetchRequest(
                     url, max_bytes=self._limits.sitemap_max_bytes, read_types=ANY_TYPE
                 )
-                result = await self._transport.fetch(request)
+                try:
+                    result = await self._transport.fetch(request)
+                finally:
+                    slot.release()
                 if result.location is not None:
                     # Yoast SEO sends /sitemap.xml on to /sitemap_index.xml. Followed on
                     # this site only: robots.txt vouches for the declared, not their hops.
