@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
-from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
+from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats, _Slots
 from trawl.crawl.frontier import Frontier
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult, Href
@@ -365,3 +365,19 @@ async def test_every_first_page_goes_before_any_sitemap(serve: Serve) -> None:
     assert paths.count("/sitemap.xml") == 3, requests
     last_page = max(i for i, p in enumerate(paths) if p == "/")
     assert paths.index("/sitemap.xml") > last_page, requests
+
+
+async def test_a_slot_handed_to_a_cancelled_waiter_is_not_lost() -> None:
+    slots = _Slots(1)
+    await slots.take()
+    waiting = asyncio.create_task(slots.take())
+    await asyncio.sleep(0)
+    slots.release()  # handed to the waiter...
+    waiting.cancel()  # ...which is cancelled (the crawl stops) before it runs again
+    await asyncio.sleep(0)
+    assert waiting.cancelled()
+
+    # The slot is free again: the next taker gets it at once, sitemap or page.
+    await asyncio.wait_for(slots.take(sitemap=True), 1.0)
+    slots.release()
+    await asyncio.wait_for(slots.take(), 1.0)

@@ -149,12 +149,18 @@ class _Slots:
             self._free -= 1
             return
         waiter = asyncio.get_running_loop().create_future()
-        (self._sitemaps if sitemap else self._pages).append(waiter)
+        queue = self._sitemaps if sitemap else self._pages
+        queue.append(waiter)
         try:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self.release()  # handed over just as its task was cancelled
+            else:
+                # A queue holds live waiters only (see the first line): a dead one
+                # would keep later takers waiting for a slot that is free.
+                with contextlib.suppress(ValueError):  # release skipped it already
+                    queue.remove(waiter)
             raise
 
     def release(self) -> None:
