@@ -285,6 +285,30 @@ class SearchPage:
 NOT_INDEXED = "not indexed: "
 
 
+class Outcome(StrEnum):
+    """How a crawl ended, as the crawl log keeps it (``crawls.outcome``)."""
+
+    RUNNING = "running"  # not ended yet (or died: the next crawl marks it interrupted)
+    COMPLETE = "complete"  # whole and healthy: what it did not see was pruned
+    CAPPED = "capped"  # a cap kept URLs out: nothing pruned
+    STOPPED = "stopped"  # stopped by the user: resumable
+    INTERRUPTED = "interrupted"  # died while running: resumable
+    UNHEALTHY = "unhealthy"  # too many failures, or a start host did not answer
+    FAILED = "failed"  # could not run at all (Chromium would not start)
+
+    @classmethod
+    def read(cls, stored: str) -> Outcome | str:
+        """A stored outcome; a value this version does not know is kept as written."""
+        try:
+            return cls(stored)
+        except ValueError:
+            return stored
+
+
+# The outcomes of a run that the same command resumes.
+RESUMABLE: frozenset[Outcome] = frozenset({Outcome.INTERRUPTED, Outcome.STOPPED})
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlRun:
     """One row of the crawl log."""
@@ -295,7 +319,7 @@ class CrawlRun:
     start_urls: tuple[str, ...]
     pages_ok: int
     pages_failed: int
-    outcome: str  # running, complete, capped, stopped, interrupted, unhealthy, failed
+    outcome: Outcome | str  # a str only for a value a later version wrote
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> URLs not fetched
     resumed_from: int | None = None
 

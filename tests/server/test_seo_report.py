@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from fixture_sites import Route, SiteServer
 from trawl.pipeline.crawl_run import crawl
 from trawl.pipeline.pages import PagePipeline
-from trawl.records import CrawlUrl
+from trawl.records import CrawlUrl, Outcome
 from trawl.server.app import create_app
 from trawl.server.auth import create_key
 from trawl.settings import Settings
@@ -369,7 +369,7 @@ def test_deleting_a_site_forgets_its_crawl_snapshots(store: Store) -> None:
     store.add_site("https://a.example/")
     crawl_id = store.begin_crawl(["https://a.example/"])
     PagePipeline(store, None, crawl_id).failed(CrawlUrl("https://a.example/", 0), "refused")
-    store.finish_crawl(crawl_id, pages_ok=0, pages_failed=1, outcome="complete")
+    store.finish_crawl(crawl_id, pages_ok=0, pages_failed=1, outcome=Outcome.COMPLETE)
     assert store.history_hosts() == ["a.example"]
     store.delete_site("a.example")
     assert store.history_hosts() == []

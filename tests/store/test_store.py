@@ -21,6 +21,7 @@ from trawl.records import (
     Discussion,
     HeaderCheck,
     Link,
+    Outcome,
     PageRecord,
     PageSignals,
     ReportQuery,
@@ -173,10 +174,22 @@ def test_crawl_log_and_frontier(store: Store) -> None:
 
     assert store.frontier_counts(crawl_id) == {"fetched": 1, "queued": 1}
     assert store.crawls()[0].outcome == "running"
-    store.finish_crawl(crawl_id, pages_ok=1, pages_failed=0, outcome="completed")
+    store.finish_crawl(crawl_id, pages_ok=1, pages_failed=0, outcome=Outcome.COMPLETE)
     run = store.crawls()[0]
-    assert (run.id, run.pages_ok, run.outcome) == (crawl_id, 1, "completed")
+    assert (run.id, run.pages_ok, run.outcome) == (crawl_id, 1, Outcome.COMPLETE)
     assert run.finished_at is not None and run.start_urls == ("https://example.com/",)
+
+
+def test_an_outcome_this_version_does_not_know_reads_as_written(store: Store) -> None:
+    # A newer Trawl may add an outcome: the crawl log still lists the row.
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome=Outcome.COMPLETE)
+    with store._transaction():  # type: ignore[attr-defined]  # no API writes an unknown one
+        store._db.execute(  # type: ignore[attr-defined]
+            "UPDATE crawls SET outcome = 'paused' WHERE id = ?", (crawl_id,)
+        )
+    assert store.crawls()[0].outcome == "paused"
+    assert Outcome.read("capped") is Outcome.CAPPED
 
 
 def test_host_language_is_the_majority_of_its_pages(store: Store) -> None:
@@ -229,7 +242,7 @@ def test_a_resumed_crawl_takes_over_the_frontier(store: Store) -> None:
         first, [CrawlUrl("https://example.com/", 0), CrawlUrl("https://example.com/x", 1)]
     )
     store.save_page(page("https://example.com/"), (), first)
-    store.finish_crawl(first, pages_ok=1, pages_failed=0, outcome="stopped")
+    store.finish_crawl(first, pages_ok=1, pages_failed=0, outcome=Outcome.STOPPED)
 
     previous = store.resumable_crawl(["https://example.com/"])
     assert previous is not None and previous.id == first
@@ -282,7 +295,7 @@ def test_workers_join_one_running_crawl(store: Store) -> None:
     assert store.join_crawl(["https://example.com/"]) == first
     assert store.join_crawl([]) == first
     assert store.join_crawl(["https://other.example/"]) != first
-    store.finish_crawl(first, pages_ok=0, pages_failed=0, outcome="complete")
+    store.finish_crawl(first, pages_ok=0, pages_failed=0, outcome=Outcome.COMPLETE)
     assert store.join_crawl(["https://example.com/"]) != first  # a finished crawl is not joined
 
 

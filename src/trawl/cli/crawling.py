@@ -13,6 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import ConfigError, TrawlError
+from trawl.records import Outcome
 from trawl.settings import SPEED_PRESETS, Settings, speed_preset_help
 from trawl.store.base import CrawlLog
 
@@ -249,7 +250,7 @@ def _crawl(
 def _failure(outcome: CrawlOutcome) -> str | None:
     """Why a finished crawl is a failure (unhealthy, or nothing searchable), or None."""
     loss = outcome.main_loss
-    if outcome.outcome == "unhealthy":
+    if outcome.outcome == Outcome.UNHEALTHY:
         errors = outcome.failed + outcome.internal_errors
         why = loss or f"{errors} of {outcome.fetched} requests failed"
         if outcome.ok == 0 and outcome.fetched == 0:
@@ -258,7 +259,7 @@ def _failure(outcome: CrawlOutcome) -> str | None:
     # A resumed run indexes, at its end, the pages the run it resumes had fetched; they
     # are not in its own counts, so "nothing indexed" is judged on fresh runs only.
     fresh = outcome.resumed_from is None
-    if outcome.outcome != "stopped" and fresh and outcome.indexed + outcome.unchanged == 0:
+    if outcome.outcome != Outcome.STOPPED and fresh and outcome.indexed + outcome.unchanged == 0:
         return f"crawl failed: nothing indexed ({loss or 'no indexable page was found'})"
     return None
 

@@ -31,7 +31,7 @@ from trawl.pipeline.health import (
 )
 from trawl.pipeline.pages import PagePipeline
 from trawl.pipeline.stage_pool import StagePool, start_pool
-from trawl.records import NOT_INDEXED, CrawlUrl, ResourceCheck
+from trawl.records import NOT_INDEXED, CrawlUrl, Outcome, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
@@ -62,7 +62,7 @@ async def _import_end_modules() -> None:
 @dataclass(frozen=True)
 class CrawlOutcome:
     crawl_id: int
-    outcome: str  # complete, capped, stopped, unhealthy
+    outcome: Outcome  # complete, capped, stopped or unhealthy
     discovered: int
     fetched: int
     ok: int
@@ -96,7 +96,7 @@ class CrawlOutcome:
     def of(
         cls,
         crawl_id: int,
-        outcome: str,
+        outcome: Outcome,
         stats: CrawlStats,
         started: float,
         *,
@@ -174,7 +174,7 @@ async def crawl(
     try:
         died = store.interrupt_running() > 0
         previous = None if fresh else store.resumable_crawl(start_urls)
-        died = died or (previous is not None and previous.outcome == "interrupted")
+        died = died or (previous is not None and previous.outcome == Outcome.INTERRUPTED)
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
@@ -217,7 +217,7 @@ async def crawl(
             resume = store.frontier_pending(crawl_id)
         importing = asyncio.create_task(_import_end_modules())
         try:
-            stats, outcome = await run_crawler(
+            stats, ended = await run_crawler(
                 start_urls=start_urls,
                 resume=resume,
                 settings=settings,
@@ -232,7 +232,7 @@ async def crawl(
         except RenderError:
             # Chromium would not start, so no request was made: a failed run, not
             # one to resume.
-            store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome="failed")
+            store.finish_crawl(crawl_id, pages_ok=0, pages_failed=0, outcome=Outcome.FAILED)
             raise
         finally:
             importing.cancel()  # a short crawl imports them below, in this thread
@@ -241,7 +241,7 @@ async def crawl(
         from trawl.pipeline.resource_checks import check_resources  # noqa: PLC0415
 
         resources: list[ResourceCheck] = []
-        if settings.resource_checks > 0 and outcome != "stopped":
+        if settings.resource_checks > 0 and ended != Outcome.STOPPED:
             resources = await check_resources(
                 store, crawl_id, settings, _allowed(start_urls, allow, trust_start_urls)
             )
@@ -249,7 +249,7 @@ async def crawl(
         if loss is not None:
             stats.skipped[NOT_INDEXED + loss[0]] = loss[1]
         judgement = judge_crawl(
-            store, crawl_id, start_urls, max_error_rate=settings.max_error_rate, ended=outcome
+            store, crawl_id, start_urls, max_error_rate=settings.max_error_rate, ended=ended
         )
         outcome = judgement.outcome
         pruned = await close_crawl(
@@ -297,7 +297,7 @@ async def run_crawler(
     allow: Sequence[Target],
     trust_start_urls: bool = True,
     requests: Mapping[str, str] | None = None,
-) -> tuple[CrawlStats, str]:
+) -> tuple[CrawlStats, Outcome | None]:
     """Crawl; return the stats and how the requests ended: stopped, capped (max_pages)
     or ran (to the end: judged by pipeline/health.py)."""
     limits = CrawlLimits(
@@ -333,10 +333,10 @@ async def run_crawler(
     # The rest of the verdict (health, every other cap) is the store's to give, host by
     # host, with what a resumed run carried: pipeline/health.py.
     if crawler.stop_requested:
-        return stats, "stopped"
+        return stats, Outcome.STOPPED
     if stats.hit_page_cap:
-        return stats, "capped"
-    return stats, "ran"
+        return stats, Outcome.CAPPED
+    return stats, None
 
 
 def _main_loss(pipeline: PagePipeline, stats: CrawlStats) -> tuple[str, int] | None:

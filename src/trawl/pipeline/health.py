@@ -18,12 +18,11 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from trawl.crawl.frontier import Frontier
-from trawl.records import CrawlUrl, HostTally, Href
+from trawl.records import CrawlUrl, HostTally, Href, Outcome
 from trawl.store.base import FrontierLog
 from trawl.store.frontier_queries import CAPPED, MARKER
 from trawl.urls.identity import politeness_host
 
-Outcome = Literal["complete", "capped", "stopped", "unhealthy"]
 # The caps that keep URLs out of a crawl; every one makes a host's part capped.
 Cap = Literal["max_pages", "max_per_host", "max_depth", "max_pending"]
 # Frontier refusals (crawl/frontier.py's ``refused`` reasons) and the cap behind each.
@@ -34,7 +33,7 @@ REFUSALS: dict[str, Cap] = {"host cap": "max_per_host", "frontier full": "max_pe
 class HostVerdict:
     host: str
     prunable: bool
-    reason: str  # why not, or "complete"
+    reason: str  # why not, or Outcome.COMPLETE
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,19 +78,19 @@ def judge_health(
     ok = fetched - sum(t.failed for t in every)
     outcome: Outcome
     if stopped:
-        outcome = "stopped"
+        outcome = Outcome.STOPPED
     elif caps or any(v.reason.startswith(CAPPED) for v in verdicts):
-        outcome = "capped"
+        outcome = Outcome.CAPPED
     elif (
         ok <= 0
         or errors > max_error_rate * max(1, fetched)
         or not all(v.prunable for v in verdicts)
     ):
-        outcome = "unhealthy"
+        outcome = Outcome.UNHEALTHY
     else:
-        outcome = "complete"
-    if outcome == "stopped":
-        verdicts = [HostVerdict(v.host, False, "stopped") for v in verdicts]
+        outcome = Outcome.COMPLETE
+    if outcome == Outcome.STOPPED:
+        verdicts = [HostVerdict(v.host, False, Outcome.STOPPED) for v in verdicts]
     return Judgement(outcome, tuple(verdicts))
 
 
@@ -112,7 +111,7 @@ def _verdict(
     errors = tally.failed + tally.server_errors
     if errors > max_error_rate * max(1, tally.fetched):
         return HostVerdict(tally.host, False, f"{errors} of {tally.fetched} fetches failed")
-    return HostVerdict(tally.host, True, "complete")
+    return HostVerdict(tally.host, True, Outcome.COMPLETE)
 
 
 def judge_crawl(
@@ -121,7 +120,7 @@ def judge_crawl(
     start_urls: Sequence[str],
     *,
     max_error_rate: float,
-    ended: str | None = None,
+    ended: Outcome | None = None,
 ) -> Judgement:
     """``judge_health`` on what the store records of crawl ``crawl_id``, for every kind
     of run. ``ended``: how its requests ended (``run_crawler``'s answer): stopped,
@@ -131,8 +130,8 @@ def judge_crawl(
         start_urls,
         store.answered(crawl_id, start_urls),
         max_error_rate=max_error_rate,
-        stopped=ended == "stopped",
-        caps=["max_pages"] if ended == "capped" else [],
+        stopped=ended == Outcome.STOPPED,
+        caps=["max_pages"] if ended == Outcome.CAPPED else [],
     )
 
 

@@ -19,6 +19,7 @@ from trawl.pipeline.crawl_run import CrawlOutcome, run_crawler
 from trawl.pipeline.health import is_embedded, judge_crawl
 from trawl.pipeline.pages import PagePipeline
 from trawl.pipeline.stage_pool import StagePool, start_pool
+from trawl.records import Outcome
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
 from trawl.store.base import Store
@@ -70,7 +71,7 @@ async def work(
         )
         renewing = asyncio.create_task(_renew_leases(frontier, settings.lease))
         try:
-            stats, outcome = await run_crawler(
+            stats, ended = await run_crawler(
                 start_urls=starts,
                 resume=(),
                 settings=settings,
@@ -84,17 +85,26 @@ async def work(
         finally:
             renewing.cancel()
         pruned = 0
-        if outcome != "stopped" and frontier.capped:
+        outcome: Outcome
+        if ended != Outcome.STOPPED and frontier.capped:
             # max_pages is spent over all the workers: the crawl ends capped, pruning
             # nothing (each worker that runs out closes it, with the store's figures).
             outcome, pruned = await _close_shared_crawl(
-                store, parser, crawl_id, starts, stats=stats, settings=settings, ended="capped"
+                store,
+                parser,
+                crawl_id,
+                starts,
+                stats=stats,
+                settings=settings,
+                ended=Outcome.CAPPED,
             )
-        elif outcome not in ("stopped", "capped") and not store.frontier_active(crawl_id):
+        elif ended is not None:
+            outcome = ended
+        elif not store.frontier_active(crawl_id):
             outcome, pruned = await _close_shared_crawl(
                 store, parser, crawl_id, starts, stats=stats, settings=settings
             )
-        elif outcome == "ran":
+        else:
             # Others are still at it: the run so far, as the store tells it.
             outcome = judge_crawl(
                 store, crawl_id, starts, max_error_rate=settings.max_error_rate
@@ -124,8 +134,8 @@ async def _close_shared_crawl(
     *,
     stats: CrawlStats,
     settings: Settings,
-    ended: str | None = None,
-) -> tuple[str, int]:
+    ended: Outcome | None = None,
+) -> tuple[Outcome, int]:
     """The end of a crawl shared by workers, judged on every worker's results, host by
     host (pipeline/health.py), and closed as an embedded crawl is, without the index
     (``trawl index`` builds it); the figures are the store's, over all workers."""

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
 from trawl.pipeline.integrity import quick_check
-from trawl.records import SearchPage
+from trawl.records import Outcome, SearchPage
 from trawl.search.request import DEFAULT_SORT, MAX_PAGE, SearchRequest, Sort, search_request
 from trawl.search.searcher import search
 from trawl.server.context import Context, context_of
@@ -114,7 +114,7 @@ def healthz(request: Request) -> JSONResponse:
             if index_error is not None:
                 if store.searchable_counts()[0]:
                     problems.append(index_error)  # pages to search, and no index to search
-            elif not any(run.outcome == "running" for run in store.crawls(limit=1)):
+            elif not any(run.outcome == Outcome.RUNNING for run in store.crawls(limit=1)):
                 drift = quick_check(store, ctx.index.get())
                 if not drift.agrees:
                     body["status"] = "drifted"

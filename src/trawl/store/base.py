@@ -35,6 +35,7 @@ from trawl.records import (
     IssueThresholds,
     KeyScope,
     Link,
+    Outcome,
     PageChange,
     PageRecord,
     PageSignals,
@@ -57,7 +58,7 @@ class CrawlLog(Protocol):
         *,
         pages_ok: int,
         pages_failed: int,
-        outcome: str,
+        outcome: Outcome,
         skipped: Mapping[str, int] | None = None,
         samples: Mapping[str, Sequence[str]] | None = None,
     ) -> None: ...

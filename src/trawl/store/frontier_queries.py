@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from trawl.errors import ConfigError
-from trawl.records import CrawlUrl, HostTally
+from trawl.records import CrawlUrl, HostTally, Outcome
 from trawl.store import shared_sql
 from trawl.store.database import Database
 from trawl.store.dialect import Dialect
@@ -173,13 +173,13 @@ class FrontierQueries:
         with self._transaction("IMMEDIATE"):
             self._lock_joining()
             if not start_urls:
-                row = self._db.execute(shared_sql.LATEST_RUNNING).fetchone()
+                row = self._db.execute(shared_sql.LATEST_RUNNING, (Outcome.RUNNING,)).fetchone()
                 if row is None:
                     # What the worker was told to do, not the store, is at fault (exit 2).
                     raise ConfigError("no running crawl to join: give start URLs")
                 return int(row[0])
             urls = json.dumps(list(start_urls))
-            row = self._db.execute(shared_sql.RUNNING_OF, (urls,)).fetchone()
+            row = self._db.execute(shared_sql.RUNNING_OF, (Outcome.RUNNING, urls)).fetchone()
             if row is not None:
                 return int(row[0])
             row = self._db.execute(shared_sql.BEGIN_CRAWL, (time.time(), urls, None)).fetchone()

@@ -27,10 +27,9 @@ RETURNING url, depth, source, retries, request_url
 """
 HOST_ADD = "INSERT INTO host_slots (host) VALUES (?) ON CONFLICT DO NOTHING"
 
-LATEST_RUNNING = "SELECT id FROM crawls WHERE outcome = 'running' ORDER BY id DESC LIMIT 1"
-RUNNING_OF = (
-    "SELECT id FROM crawls WHERE outcome = 'running' AND start_urls = ? ORDER BY id DESC LIMIT 1"
-)
+# Parameters: Outcome.RUNNING (and the start URLs).
+LATEST_RUNNING = "SELECT id FROM crawls WHERE outcome = ? ORDER BY id DESC LIMIT 1"
+RUNNING_OF = "SELECT id FROM crawls WHERE outcome = ? AND start_urls = ? ORDER BY id DESC LIMIT 1"
 BEGIN_CRAWL = (
     "INSERT INTO crawls (started_at, start_urls, resumed_from) VALUES (?, ?, ?) RETURNING id"
 )

@@ -20,10 +20,12 @@ from datetime import datetime
 from typing import Any
 
 from trawl.records import (
+    RESUMABLE,
     CorpusPage,
     CrawlRun,
     Discussion,
     Link,
+    Outcome,
     PageRecord,
     PageSignals,
     Site,
@@ -58,7 +60,6 @@ _UPSERT_PAGE = (
     + ", ".join(f"{c} = excluded.{c}" for c in _UPSERT_FIELDS[1:])
     + " RETURNING id"
 )
-RESUMABLE = ("interrupted", "stopped")
 
 
 class SqlStore(FrontierQueries, AdminQueries):
@@ -116,7 +117,7 @@ class SqlStore(FrontierQueries, AdminQueries):
         *,
         pages_ok: int,
         pages_failed: int,
-        outcome: str,
+        outcome: Outcome,
         skipped: Mapping[str, int] | None = None,
         samples: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
@@ -157,10 +158,10 @@ class SqlStore(FrontierQueries, AdminQueries):
         """Mark runs that never finished (killed) as interrupted; return how many.
         A run whose frontier has a live lease has workers at it: it is left alone."""
         cur = self._db.execute(
-            "UPDATE crawls SET outcome = 'interrupted', finished_at = ? WHERE outcome = 'running'"
+            "UPDATE crawls SET outcome = ?, finished_at = ? WHERE outcome = ?"
             " AND NOT EXISTS (SELECT 1 FROM frontier f WHERE f.crawl_id = crawls.id"
             " AND f.lease_owner IS NOT NULL AND f.lease_until >= ?)",
-            (time.time(), self._now()),
+            (Outcome.INTERRUPTED, time.time(), Outcome.RUNNING, self._now()),
         )
         return cur.rowcount
 
@@ -492,7 +493,7 @@ def _crawl_run(r: Sequence[Any]) -> CrawlRun:
         start_urls=tuple(json.loads(r[3])),
         pages_ok=r[4],
         pages_failed=r[5],
-        outcome=r[6],
+        outcome=Outcome.read(r[6]),
         skipped=json.loads(r[7]),
         resumed_from=r[8],
     )
