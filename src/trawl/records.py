@@ -309,6 +309,36 @@ class Outcome(StrEnum):
 RESUMABLE: frozenset[Outcome] = frozenset({Outcome.INTERRUPTED, Outcome.STOPPED})
 
 
+class SkipKind(StrEnum):
+    """Why a URL of the crawl's frontier was not fetched (``frontier.kind``)."""
+
+    ROBOTS = "robots"  # robots.txt refused it
+    ROBOTS_UNANSWERED = "robots unanswered"  # robots.txt did not answer: nothing allowed
+    PARKED = "parked"  # its host was given up after repeated failures
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A skipped URL's reason: its kind, and the detail in words."""
+
+    kind: SkipKind
+    detail: str = ""
+
+
+class MarkKind(StrEnum):
+    """A fact about a crawl that a run resuming it must know (``crawl_marks.kind``)."""
+
+    CAP = "cap"  # a cap kept URLs of the host out of the run (detail: the cap)
+    EMBEDDED = "embedded"  # `trawl crawl` runs it alone: no `trawl worker` may join
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlMark:
+    host: str  # politeness host
+    kind: MarkKind
+    detail: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class CrawlRun:
     """One row of the crawl log."""

@@ -11,7 +11,7 @@ from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats, _Slots
 from trawl.crawl.frontier import Frontier
 from trawl.net.fetcher import Fetcher
-from trawl.records import CrawlUrl, FetchResult, Href
+from trawl.records import CrawlUrl, FetchResult, Href, Skip, SkipKind
 from trawl.urls.identity import forms
 
 Serve = Callable[..., SiteServer]
@@ -24,7 +24,7 @@ class RecordingSink:
 
     fetched_urls: list[str] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)
-    skips: list[tuple[str, str]] = field(default_factory=list)
+    skips: list[tuple[str, Skip]] = field(default_factory=list)
 
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         pass
@@ -42,8 +42,8 @@ class RecordingSink:
     def failed(self, item: CrawlUrl, error: str) -> None:
         self.failures.append((item.url, error))
 
-    def skipped(self, item: CrawlUrl, reason: str) -> None:
-        self.skips.append((item.url, reason))
+    def skipped(self, item: CrawlUrl, skip: Skip) -> None:
+        self.skips.append((item.url, skip))
 
     def listed(self, urls: Sequence[str]) -> None:
         pass
@@ -108,7 +108,8 @@ async def test_robots_server_error_means_nothing_is_fetched(serve: Serve) -> Non
 
     assert site.paths() == ["/robots.txt"]
     assert stats.blocked == 1 and sink.fetched_urls == []
-    assert "nothing allowed" in sink.skips[0][1]
+    assert sink.skips[0][1].kind == SkipKind.ROBOTS_UNANSWERED
+    assert "nothing allowed" in sink.skips[0][1].detail
 
 
 async def test_robots_not_found_means_everything_is_allowed(serve: Serve) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from fixture_sites import Route, SiteServer, html_page
 from trawl.crawl.policy import PARK_AFTER
 from trawl.pipeline.workers import work
-from trawl.records import CrawlUrl
+from trawl.records import CrawlUrl, Skip, SkipKind
 from trawl.settings import Settings
 from trawl.store.base import Store
 
@@ -56,8 +56,9 @@ def test_workers_park_a_failing_host_after_the_embedded_crawls_count(
     crawl_id = outcomes[0].crawl_id
     assert not first.frontier_active(crawl_id)
     for path in set(pages) - set(requested):
-        reason = first.frontier_reason(crawl_id, site.url(path))
-        assert reason is not None and reason.startswith("host parked: 9 failures in a row")
+        skip = first.frontier_skipped(crawl_id, site.url(path))
+        assert skip is not None and skip.kind == SkipKind.PARKED
+        assert skip.detail.startswith("9 failures in a row")
 
 
 def test_failures_are_counted_per_crawl_and_a_parked_host_takes_no_more_urls(
@@ -71,11 +72,11 @@ def test_failures_are_counted_per_crawl_and_a_parked_host_takes_no_more_urls(
     two = store.begin_crawl(["https://b.example/"])
     assert store.host_failed(two, "a.example") == 1  # another crawl's count is not its
 
-    dropped = store.park_host(one, "a.example", "host parked: down")
+    dropped = store.park_host(one, "a.example", "down")
     store.frontier_add(one, [CrawlUrl("https://a.example/later", 2)])
     store.frontier_add(two, [CrawlUrl("https://a.example/other-run", 1)])
 
     assert [d.url for d in dropped] == ["https://a.example/x"]
     assert not store.frontier_active(one)
-    assert store.frontier_reason(one, "https://a.example/later") == "host parked: down"
+    assert store.frontier_skipped(one, "https://a.example/later") == Skip(SkipKind.PARKED, "down")
     assert store.frontier_pending(two) == [CrawlUrl("https://a.example/other-run", 1)]

@@ -35,7 +35,7 @@ from trawl.crawl.policy import (
 )
 from trawl.errors import FetchError, InvalidUrl, SitemapError
 from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
-from trawl.records import CrawlUrl, FetchResult, Href
+from trawl.records import CrawlUrl, FetchResult, Href, Skip, SkipKind
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
@@ -69,7 +69,7 @@ class PageSink(Protocol):
         """Extra request headers for ``item`` (conditional requests on a recrawl)."""
         ...
 
-    def skipped(self, item: CrawlUrl, reason: str) -> None: ...
+    def skipped(self, item: CrawlUrl, skip: Skip) -> None: ...
 
     def listed(self, urls: Sequence[str]) -> None:
         """A sitemap lists ``urls`` (fetched, to be fetched, or out of scope)."""
@@ -345,7 +345,9 @@ class Crawler:
             self.stats.skip(bar.skip, item.url)
             if bar.kind == "rules":
                 self.stats.blocked += 1
-                self._sink.skipped(item, bar.note)
+                unanswered = robots.policy.unanswered
+                kind = SkipKind.ROBOTS_UNANSWERED if unanswered else SkipKind.ROBOTS
+                self._sink.skipped(item, Skip(kind, robots.policy.reason))
                 return
             if bar.kind == "unreachable":
                 self.stats.failed += 1
@@ -356,7 +358,7 @@ class Crawler:
         if host in self.stats.parked:
             self._reserved -= 1
             self.stats.skip(PARKED, item.url)
-            self._sink.skipped(item, f"host parked: {self.stats.parked[host]}")
+            self._sink.skipped(item, Skip(SkipKind.PARKED, self.stats.parked[host]))
             return
         self.stats.fetched += 1
         self.stats.fetching = item.url
@@ -441,9 +443,9 @@ class Crawler:
         if isinstance(verdict, Park):
             self.stats.parked[host] = verdict.reason
             log.warning("parking %s for the rest of the run: %s", host, verdict.reason)
-            for dropped in self._frontier.park(url, f"host parked: {verdict.reason}"):
+            for dropped in self._frontier.park(url, verdict.reason):
                 self.stats.skip(PARKED, dropped.url)
-                self._sink.skipped(dropped, f"host parked: {verdict.reason}")
+                self._sink.skipped(dropped, Skip(SkipKind.PARKED, verdict.reason))
         elif isinstance(verdict, Slow):
             self._frontier.set_delay(url, verdict.delay, loop.time())
 

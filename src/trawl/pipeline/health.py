@@ -18,15 +18,15 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from trawl.crawl.frontier import Frontier
-from trawl.records import CrawlUrl, HostTally, Href, Outcome
+from trawl.records import CrawlMark, CrawlUrl, HostTally, Href, MarkKind, Outcome
 from trawl.store.base import FrontierLog
-from trawl.store.frontier_queries import CAPPED, MARKER
 from trawl.urls.identity import politeness_host
 
 # The caps that keep URLs out of a crawl; every one makes a host's part capped.
 Cap = Literal["max_pages", "max_per_host", "max_depth", "max_pending"]
 # Frontier refusals (crawl/frontier.py's ``refused`` reasons) and the cap behind each.
 REFUSALS: dict[str, Cap] = {"host cap": "max_per_host", "frontier full": "max_pending"}
+CAPPED = "capped: "  # a host verdict's reason when caps kept URLs of the host out
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,7 @@ class HostVerdict:
     host: str
     prunable: bool
     reason: str  # why not, or Outcome.COMPLETE
+    capped: bool = False  # caps kept URLs of the host out of the run
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ def judge_health(
     outcome: Outcome
     if stopped:
         outcome = Outcome.STOPPED
-    elif caps or any(v.reason.startswith(CAPPED) for v in verdicts):
+    elif caps or any(v.capped for v in verdicts):
         outcome = Outcome.CAPPED
     elif (
         ok <= 0
@@ -103,7 +104,7 @@ def _verdict(
 ) -> HostVerdict:
     found = sorted({*caps, *tally.caps})
     if found:
-        return HostVerdict(tally.host, False, CAPPED + ", ".join(found))
+        return HostVerdict(tally.host, False, CAPPED + ", ".join(found), capped=True)
     if tally.robots_unanswered:
         return HostVerdict(tally.host, False, "robots.txt did not answer")
     if not all(u in answered for u in urls):
@@ -137,8 +138,8 @@ def judge_crawl(
 
 class CapLog:
     """Records in the crawl's frontier, once per host and cap, that a cap kept URLs of
-    that host out of the run, so a run that resumes it is judged capped as well (the
-    record is a frontier row with a marker URL)."""
+    that host out of the run, so a run that resumes it is judged capped as well (a
+    mark of the crawl in the store)."""
 
     def __init__(self, store: FrontierLog, crawl_id: int) -> None:
         self._store = store
@@ -150,33 +151,17 @@ class CapLog:
         if (host, cap) in self._seen:
             return
         self._seen.add((host, cap))
-        _mark(self._store, self._crawl_id, _marker(url, cap), CAPPED + cap)
-
-
-EMBEDDED = "embedded crawl"
+        self._store.crawl_mark(self._crawl_id, CrawlMark(host, MarkKind.CAP, cap))
 
 
 def mark_embedded(store: FrontierLog, crawl_id: int, start_url: str) -> None:
     """Record that ``trawl crawl`` runs this crawl alone (its own frontier in memory,
     its own index writer): a ``trawl worker`` must not join it."""
-    _mark(store, crawl_id, _marker(start_url, "embedded"), EMBEDDED)
+    store.crawl_mark(crawl_id, CrawlMark(politeness_host(start_url), MarkKind.EMBEDDED))
 
 
-def is_embedded(store: FrontierLog, crawl_id: int, start_urls: Sequence[str]) -> bool:
-    return any(
-        store.frontier_reason(crawl_id, _marker(u, "embedded")) == EMBEDDED for u in start_urls
-    )
-
-
-def _marker(url: str, name: str) -> str:
-    # A fragment: no normalised URL has one, so a marker never meets a real page.
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/#trawl-{name}"
-
-
-def _mark(store: FrontierLog, crawl_id: int, marker: str, reason: str) -> None:
-    store.frontier_add(crawl_id, [CrawlUrl(marker, 0)])
-    store.frontier_mark(crawl_id, marker, MARKER, reason)
+def is_embedded(store: FrontierLog, crawl_id: int) -> bool:
+    return any(m.kind == MarkKind.EMBEDDED for m in store.crawl_marks(crawl_id))
 
 
 class CappedFrontier(Frontier):

@@ -22,7 +22,7 @@ from trawl.extract.links import followed
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.health import DepthCap
 from trawl.pipeline.stage_pool import StagePool
-from trawl.records import CrawlUrl, FetchResult, Href, Link, PageRecord
+from trawl.records import CrawlUrl, FetchResult, Href, Link, PageRecord, Skip, SkipKind
 from trawl.store.base import FrontierLog, Pages
 from trawl.understand.indexability import Indexability
 from trawl.understand.response import (
@@ -173,13 +173,13 @@ class PagePipeline:
         self._save(failed_page(item, time.time(), error))
         self._store.frontier_mark(self._crawl_id, item.url, "failed", error)
 
-    def skipped(self, item: CrawlUrl, reason: str) -> None:
-        if reason.startswith("robots.txt"):
+    def skipped(self, item: CrawlUrl, skip: Skip) -> None:
+        if skip.kind in (SkipKind.ROBOTS, SkipKind.ROBOTS_UNANSWERED):
             # Recorded as a page (label Blocked), and so out of the index.
             self._save(blocked_page(item, time.time()))
             if self._index is not None:
                 self._index.delete(item.url)
-        self._store.frontier_mark(self._crawl_id, item.url, "skipped", reason)
+        self._store.frontier_skip(self._crawl_id, item.url, skip)
 
 
 def _not_indexed_reason(record: PageRecord) -> str:

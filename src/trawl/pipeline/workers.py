@@ -50,7 +50,7 @@ async def work(
         crawl_id = store.join_crawl(start_urls)
         joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
         starts = list(start_urls) or (joined[0] if joined else [])
-        if is_embedded(store, crawl_id, starts):
+        if is_embedded(store, crawl_id):
             # Its frontier is in that process's memory: a worker would fetch again what
             # it already has, and close the run under it.
             raise Conflict(

@@ -54,6 +54,11 @@ class RobotsPolicy:
             refused_address=refused_address,
         )
 
+    @property
+    def unanswered(self) -> bool:
+        """robots.txt did not answer (5xx, 429, no connection): nothing allowed for now."""
+        return self.rules is None and not self.allow_all
+
     def allows(self, url: str, user_agent: str) -> bool:
         return self.refusal(url, user_agent) is None
 

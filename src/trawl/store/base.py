@@ -26,6 +26,7 @@ from typing import Protocol
 from trawl.records import (
     ApiKey,
     CorpusPage,
+    CrawlMark,
     CrawlRun,
     CrawlUrl,
     ExternalLink,
@@ -43,6 +44,7 @@ from trawl.records import (
     ReportRow,
     ResourceCheck,
     Site,
+    Skip,
 )
 from trawl.store.issues import Issue
 
@@ -114,6 +116,21 @@ class FrontierLog(Protocol):
         self, crawl_id: int, url: str, state: str, reason: str | None = None
     ) -> None: ...
 
+    def frontier_skip(self, crawl_id: int, url: str, skip: Skip) -> None:
+        """Mark ``url`` skipped, with the kind of reason and its detail."""
+        ...
+
+    def frontier_skipped(self, crawl_id: int, url: str) -> Skip | None:
+        """Why ``url`` was skipped in the crawl (None: not skipped, or absent)."""
+        ...
+
+    def crawl_mark(self, crawl_id: int, mark: CrawlMark) -> None:
+        """Record a fact about the crawl (a cap that kept a host's URLs out; an embedded
+        crawl); once each. A run that resumes the crawl takes them over."""
+        ...
+
+    def crawl_marks(self, crawl_id: int) -> set[CrawlMark]: ...
+
     def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]: ...
 
     def frontier_waiting(self, crawl_id: int, host: str) -> list[CrawlUrl]:
@@ -128,10 +145,6 @@ class FrontierLog(Protocol):
     def host_tallies(self, crawl_id: int) -> dict[str, HostTally]:
         """Each host's fetches, failures, server errors, robots.txt refusals and caps in
         the crawl's frontier (pages carried from the run it resumes included)."""
-        ...
-
-    def frontier_reason(self, crawl_id: int, url: str) -> str | None:
-        """The reason recorded with ``url`` in the crawl's frontier (None: none, or absent)."""
         ...
 
     def answered(self, crawl_id: int, urls: Sequence[str]) -> set[str]:
@@ -203,8 +216,9 @@ class Leases(Protocol):
         ...
 
     def park_host(self, crawl_id: int, host: str, reason: str) -> list[CrawlUrl]:
-        """Give ``host`` up for the crawl: its queued URLs no one holds are skipped with
-        ``reason`` (and returned), and URLs of it added later are skipped as they come."""
+        """Give ``host`` up for the crawl: its queued URLs no one holds are skipped
+        (SkipKind.PARKED, ``reason`` the detail) and returned, and URLs of it added later
+        are skipped as they come."""
         ...
 
 

@@ -16,17 +16,11 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from trawl.errors import ConfigError
-from trawl.records import CrawlUrl, HostTally, Outcome
+from trawl.records import CrawlMark, CrawlUrl, HostTally, MarkKind, Outcome, Skip, SkipKind
 from trawl.store import shared_sql
 from trawl.store.database import Database
 from trawl.store.dialect import Dialect
 from trawl.urls.identity import politeness_host
-
-# Frontier reasons the crawl's health is judged on (pipeline/health.py writes the caps).
-MARKER = "marker"  # the state of a row that records a fact about the crawl, not a URL
-CAPPED = "capped: "  # a marker's reason: a cap kept URLs of its host out of the crawl
-# robots/policy.py's reason for a robots.txt that did not answer (5xx, no connection).
-ROBOTS_UNANSWERED = "robots.txt:%nothing allowed"
 
 
 class FrontierQueries:
@@ -60,7 +54,9 @@ class FrontierQueries:
             self._db.executemany(
                 shared_sql.FRONTIER_ADD,
                 [
-                    (*r, "skipped", parked[r[4]]) if r[4] in parked else (*r, "queued", None)
+                    (*r, "skipped", SkipKind.PARKED, parked[r[4]])
+                    if r[4] in parked
+                    else (*r, "queued", None, None)
                     for r in rows
                 ],
             )
@@ -82,11 +78,36 @@ class FrontierQueries:
     def frontier_mark(self, crawl_id: int, url: str, state: str, reason: str | None = None) -> None:
         self._mark(crawl_id, url, state, reason)
 
-    def _mark(self, crawl_id: int, url: str, state: str, reason: str | None) -> None:
+    def frontier_skip(self, crawl_id: int, url: str, skip: Skip) -> None:
+        self._mark(crawl_id, url, "skipped", skip.detail, skip.kind)
+
+    def _mark(
+        self, crawl_id: int, url: str, state: str, reason: str | None, kind: SkipKind | None = None
+    ) -> None:
         self._db.execute(
-            "UPDATE frontier SET state = ?, reason = ? WHERE crawl_id = ? AND url = ?",
-            (state, reason, crawl_id, url),
+            "UPDATE frontier SET state = ?, kind = ?, reason = ? WHERE crawl_id = ? AND url = ?",
+            (state, kind, reason, crawl_id, url),
         )
+
+    def frontier_skipped(self, crawl_id: int, url: str) -> Skip | None:
+        row = self._db.execute(
+            "SELECT kind, reason FROM frontier WHERE crawl_id = ? AND url = ? AND kind IS NOT NULL",
+            (crawl_id, url),
+        ).fetchone()
+        return Skip(SkipKind(row[0]), row[1] or "") if row else None
+
+    def crawl_mark(self, crawl_id: int, mark: CrawlMark) -> None:
+        self._db.execute(
+            "INSERT INTO crawl_marks (crawl_id, host, kind, detail) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            (crawl_id, mark.host, mark.kind, mark.detail),
+        )
+
+    def crawl_marks(self, crawl_id: int) -> set[CrawlMark]:
+        rows = self._db.execute(
+            "SELECT host, kind, detail FROM crawl_marks WHERE crawl_id = ?", (crawl_id,)
+        )
+        return {CrawlMark(h, MarkKind(k), d) for h, k, d in rows}
 
     def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]:
         rows = self._db.execute(
@@ -106,52 +127,45 @@ class FrontierQueries:
 
     def frontier_finished(self, crawl_id: int) -> list[str]:
         rows = self._db.execute(
-            "SELECT url FROM frontier WHERE crawl_id = ? AND state NOT IN ('queued', ?)",
-            (crawl_id, MARKER),
+            "SELECT url FROM frontier WHERE crawl_id = ? AND state != 'queued'", (crawl_id,)
         )
         return [u for (u,) in rows]
 
     def frontier_counts(self, crawl_id: int) -> dict[str, int]:
         rows = self._db.execute(
-            "SELECT state, count(*) FROM frontier WHERE crawl_id = ? AND state != ? GROUP BY state",
-            (crawl_id, MARKER),
+            "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
         )
         return dict(rows)
 
     def host_tallies(self, crawl_id: int) -> dict[str, HostTally]:
         rows = self._db.execute(
-            f"SELECT f.host, f.state, f.reason {self._like} ? AS unanswered,"  # noqa: S608
-            f" f.reason {self._like} ? AS cap, CASE WHEN f.reason {self._like} ? THEN f.reason END,"
-            " count(*),"
+            "SELECT f.host, f.state, f.kind, count(*),"
             " sum(CASE WHEN p.status >= 500 AND p.crawl_id = f.crawl_id THEN 1 ELSE 0 END)"
             " FROM frontier f LEFT JOIN pages p ON p.url = f.url WHERE f.crawl_id = ?"
-            " GROUP BY 1, 2, 3, 4, 5",
-            (ROBOTS_UNANSWERED, CAPPED + "%", CAPPED + "%", crawl_id),
+            " GROUP BY 1, 2, 3",
+            (crawl_id,),
         )
         found: dict[str, dict[str, Any]] = {}
-        for host, state, unanswered, cap, reason, count, server_errors in rows:
-            tally = found.setdefault(
-                host,
-                {"fetched": 0, "failed": 0, "server_errors": 0, "robots_unanswered": 0, "caps": []},
-            )
-            if state in ("fetched", "failed") and not cap:
+
+        def tally_of(host: str) -> dict[str, Any]:
+            empty = {"fetched": 0, "failed": 0, "server_errors": 0, "robots_unanswered": 0}
+            return found.setdefault(host, {**empty, "caps": []})
+
+        for host, state, kind, count, server_errors in rows:
+            tally = tally_of(host)
+            if state in ("fetched", "failed"):
                 tally["fetched"] += count
                 tally["failed"] += count if state == "failed" else 0
                 tally["server_errors"] += server_errors or 0
-            elif state == "skipped" and unanswered:
+            elif state == "skipped" and kind == SkipKind.ROBOTS_UNANSWERED:
                 tally["robots_unanswered"] += count
-            if cap and reason:
-                tally["caps"].append(reason.removeprefix(CAPPED))
+        for mark in self.crawl_marks(crawl_id):
+            if mark.kind == MarkKind.CAP:
+                tally_of(mark.host)["caps"].append(mark.detail)
         return {
             host: HostTally(host, **{**t, "caps": tuple(sorted(t["caps"]))})
             for host, t in found.items()
         }
-
-    def frontier_reason(self, crawl_id: int, url: str) -> str | None:
-        row = self._db.execute(
-            "SELECT reason FROM frontier WHERE crawl_id = ? AND url = ?", (crawl_id, url)
-        ).fetchone()
-        return row[0] if row else None
 
     def answered(self, crawl_id: int, urls: Sequence[str]) -> set[str]:
         if not urls:
@@ -274,7 +288,7 @@ class FrontierQueries:
                 (crawl_id, reason, host),
             )
             rows = self._db.execute(
-                shared_sql.PARK_QUEUED, (reason, crawl_id, host, self._now())
+                shared_sql.PARK_QUEUED, (SkipKind.PARKED, reason, crawl_id, host, self._now())
             ).fetchall()
         return [CrawlUrl(u, d, s, retries=r, request=q) for u, d, s, r, q in rows]
 

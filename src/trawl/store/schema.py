@@ -225,6 +225,36 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE host_slots ADD COLUMN parked_by INTEGER;
     ALTER TABLE host_slots ADD COLUMN parked_reason TEXT;
     """,
+    # 13: skip reasons as kind plus detail (records.SkipKind): the kind a column of its
+    #    own, matched by equality; ``reason`` keeps the detail. The facts about a crawl
+    #    that were frontier rows at marker URLs (a cap that kept a host's URLs out, an
+    #    embedded crawl) move to crawl_marks (records.MarkKind). Old rows are read by
+    #    the prefixes this version's predecessors wrote, once, here.
+    """
+    ALTER TABLE frontier ADD COLUMN kind TEXT;
+    UPDATE frontier SET kind = 'robots unanswered', reason = substr(reason, 13)
+        WHERE state = 'skipped' AND reason LIKE 'robots.txt:%nothing allowed';
+    UPDATE frontier SET kind = 'robots', reason = substr(reason, 13)
+        WHERE state = 'skipped' AND kind IS NULL AND reason LIKE 'robots.txt: %';
+    UPDATE frontier SET kind = 'parked', reason = substr(reason, 14)
+        WHERE state = 'skipped' AND reason LIKE 'host parked: %';
+    UPDATE host_slots SET parked_reason = substr(parked_reason, 14)
+        WHERE parked_reason LIKE 'host parked: %';
+    CREATE TABLE crawl_marks (
+        crawl_id    INTEGER NOT NULL,
+        host        TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        detail      TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (crawl_id, host, kind, detail)
+    );
+    INSERT INTO crawl_marks (crawl_id, host, kind, detail)
+        SELECT DISTINCT crawl_id, host, 'cap', substr(reason, 9) FROM frontier
+        WHERE state = 'marker' AND reason LIKE 'capped: %';
+    INSERT INTO crawl_marks (crawl_id, host, kind, detail)
+        SELECT DISTINCT crawl_id, host, 'embedded', '' FROM frontier
+        WHERE state = 'marker' AND reason = 'embedded crawl';
+    DELETE FROM frontier WHERE state = 'marker';
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -5,8 +5,8 @@ dialect gives psycopg as ``%s``). What differs is in ``dialect.py``.
 from __future__ import annotations
 
 FRONTIER_ADD = (
-    "INSERT INTO frontier (crawl_id, url, depth, source, host, request_url, state, reason)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+    "INSERT INTO frontier (crawl_id, url, depth, source, host, request_url, state, kind, reason)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 )
 # One more failure in a row at a host in a crawl (a count left by another crawl starts
 # again). Parameters: host, crawl_id.
@@ -18,9 +18,9 @@ ON CONFLICT (host) DO UPDATE SET
     failures_crawl = excluded.failures_crawl
 RETURNING failures
 """
-# Parameters: reason, crawl_id, host, now.
+# Parameters: SkipKind.PARKED, reason, crawl_id, host, now.
 PARK_QUEUED = """
-UPDATE frontier SET state = 'skipped', reason = ?, lease_owner = NULL, lease_until = NULL
+UPDATE frontier SET state = 'skipped', kind = ?, reason = ?, lease_owner = NULL, lease_until = NULL
 WHERE crawl_id = ? AND host = ? AND state = 'queued'
   AND (lease_owner IS NULL OR lease_until < ?)
 RETURNING url, depth, source, retries, request_url

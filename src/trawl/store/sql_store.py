@@ -99,9 +99,14 @@ class SqlStore(FrontierQueries, AdminQueries):
             )
             if resumed_from is not None:
                 self._db.execute(
-                    "INSERT INTO frontier (crawl_id, url, depth, source, state, reason, host,"
-                    " retries, request_url) SELECT ?, url, depth, source, state, reason, host,"
-                    " retries, request_url FROM frontier WHERE crawl_id = ?",
+                    "INSERT INTO frontier (crawl_id, url, depth, source, state, kind, reason,"
+                    " host, retries, request_url) SELECT ?, url, depth, source, state, kind,"
+                    " reason, host, retries, request_url FROM frontier WHERE crawl_id = ?",
+                    (crawl_id, resumed_from),
+                )
+                self._db.execute(
+                    "INSERT INTO crawl_marks (crawl_id, host, kind, detail)"
+                    " SELECT ?, host, kind, detail FROM crawl_marks WHERE crawl_id = ?",
                     (crawl_id, resumed_from),
                 )
                 self._db.execute(
