@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from fixture_sites import trawl
 from trawl import settings as settings_module
 from trawl.cli import command
+from trawl.records import KEY_SCOPES
 
 SETTINGS = {info.name: info for info in settings_module.table()}
 
@@ -66,6 +67,24 @@ def test_help_shows_every_setting_option_with_its_env_and_default(command: str) 
             assert "[default: " in line, line
     if "--config" in COMMANDS[command]:
         assert "[env var: TRAWL_CONFIG]" in text
+
+
+# Options that set a setting of another name.
+RENAMED = {("crawl", "--alias"): "host_aliases"}
+
+
+@pytest.mark.parametrize(("command", "option"), sorted(RENAMED))
+def test_an_option_named_otherwise_takes_its_help_from_the_setting(
+    command: str, option: str
+) -> None:
+    line = next(ln for ln in help_of(command).splitlines() if f" {option} " in ln)
+    info = SETTINGS[RENAMED[command, option]]
+    assert info.help in line and f"[env var: {info.env}]" in line, line
+
+
+def test_the_scope_help_names_every_key_scope() -> None:
+    line = next(ln for ln in help_of("keys", "create").splitlines() if " --scope " in ln)
+    assert all(scope in line for scope in KEY_SCOPES), line
 
 
 def test_data_help_is_whole() -> None:

@@ -50,20 +50,24 @@ err = Console(stderr=True)
 _SETTINGS = {info.name: info for info in settings_module.table()}
 
 
-def setting_option(name: str, *flags: str, default: str | None = None) -> Any:
+def setting_option(
+    name: str, *flags: str, default: str | None = None, repeatable: bool = False
+) -> Any:
     """A flag that sets the setting ``name``: its help, bounds, environment variable
     and default come from the settings table, so each is written once.
 
     The parameter's own default stays ``None`` ("not given"): the setting's value
     from trawl.toml or the environment then holds. ``default`` overrides how the
     default is shown (the store's empty default means a file in the data folder).
+    ``repeatable``: a list setting, each use of the flag one more item.
     """
     info = _SETTINGS[name]
     number = isinstance(info.default, int | float) and not isinstance(info.default, bool)
     shown = default if default is not None else _shown(info.default)
     return typer.Option(
         *(flags or (f"--{name.replace('_', '-')}",)),
-        help=f"{info.help} [env var: {info.env}] [default: {shown}]",
+        help=f"{info.help}{' Repeatable.' if repeatable else ''}"
+        f" [env var: {info.env}] [default: {shown}]",
         min=info.minimum if number else None,
         max=info.maximum if number else None,
         show_default=False,

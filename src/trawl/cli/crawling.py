@@ -63,10 +63,7 @@ def crawl(
     delay: Annotated[float | None, setting_option("delay")] = None,
     allow_host: AllowHostOpt = None,
     alias: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="HOST=TARGET:PORT: crawl HOST with its requests sent to TARGET (a mirror)."
-        ),
+        list[str] | None, setting_option("host_aliases", "--alias", repeatable=True)
     ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Resume the last stopped or killed crawl.")

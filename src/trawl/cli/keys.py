@@ -19,6 +19,7 @@ from trawl.cli.common import (
     opened_store,
 )
 from trawl.errors import TrawlError
+from trawl.records import KEY_SCOPES
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys for the admin API and pages.")
 app.add_typer(keys_app, name="keys")
@@ -29,7 +30,9 @@ def keys_create(
     name: Annotated[str, typer.Option(help="Who or what the key is for.")] = "admin",
     scope: Annotated[
         list[str] | None,
-        typer.Option(help="What the key may do: search, admin (repeat for both; default: both)."),
+        typer.Option(
+            help=f"What the key may do: {', '.join(KEY_SCOPES)} (repeatable; default: all)."
+        ),
     ] = None,
     expires_days: Annotated[
         float | None,
@@ -40,7 +43,6 @@ def keys_create(
     config: ConfigOpt = None,
 ) -> None:
     """Make an API key and print it once: only its digest is stored."""
-    from trawl.records import KEY_SCOPES
     from trawl.server.auth import create_key
 
     scopes = tuple(dict.fromkeys(scope or KEY_SCOPES))
