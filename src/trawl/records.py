@@ -435,7 +435,7 @@ class ReportQuery:
     host: str = ""
     issue: str = ""  # an Issue's name (store/issues.py): only the pages that have it
     thresholds: IssueThresholds = field(default_factory=IssueThresholds)
-    sort: str = "url"  # one of REPORT_SORTS; the store refuses others
+    sort: ReportSort = "url"  # the store checks it again: it becomes SQL
     descending: bool = False
     limit: int = 100
     offset: int = 0

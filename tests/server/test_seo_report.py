@@ -24,6 +24,7 @@ from trawl.pipeline.pages import PagePipeline
 from trawl.records import CrawlUrl, Outcome
 from trawl.server.app import create_app
 from trawl.server.auth import create_key
+from trawl.server.report import COLUMNS_LEFT, COLUMNS_RIGHT
 from trawl.settings import Settings
 from trawl.store import open_store
 from trawl.store.base import Store
@@ -283,6 +284,13 @@ def test_response_time_and_size_are_columns(report: Report) -> None:
     assert "Response (ms)" in page and "Size (KB)" in page
     details = report.get("/admin/report/url", url=report.site.url("/dup-a")).text
     assert f"{len(report.site.routes['/dup-a'].body)} bytes" in details
+
+
+def test_every_column_heading_sorts_by_its_declared_name(report: Report) -> None:
+    page = report.get("/admin/report", sort="nope").text  # an unknown sort: by URL
+    for column, heading in (*COLUMNS_LEFT, *COLUMNS_RIGHT):
+        order = "desc" if column == "url" else "asc"  # the current sort's link flips it
+        assert f'href="?sort={column}&amp;order={order}">{heading}' in page, column
 
 
 def test_the_csv_has_iso_dates_response_time_and_size(report: Report) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from trawl.errors import StoreError
-from trawl.records import REPORT_SORTS, Link, PageRecord, ReportQuery
+from trawl.records import REPORT_SORTS, Link, PageRecord, ReportQuery, ReportSort
 from trawl.store.sqlite import SQLiteStore
 
 
@@ -52,7 +53,7 @@ def test_filters_combine_and_count_before_paging(store: SQLiteStore) -> None:
 
 @pytest.mark.parametrize("column", REPORT_SORTS)
 @pytest.mark.parametrize("descending", [False, True])
-def test_every_sort_is_ordered(store: SQLiteStore, column: str, descending: bool) -> None:
+def test_every_sort_is_ordered(store: SQLiteStore, column: ReportSort, descending: bool) -> None:
     _, rows = store.report_pages(ReportQuery(sort=column, descending=descending, limit=100))
     values = [getattr(r, column) for r in rows]
     present = [v for v in values if v is not None]
@@ -75,7 +76,8 @@ def test_every_sort_reads_an_index_without_sorting(tmp_path: Path, column: str) 
 
 def test_unknown_sort_is_refused(store: SQLiteStore) -> None:
     with pytest.raises(StoreError):
-        store.report_pages(ReportQuery(sort="body; DROP TABLE pages"))
+        # The type refuses it too; a caller that casts still meets the store's check.
+        store.report_pages(ReportQuery(sort=cast(ReportSort, "body; DROP TABLE pages")))
 
 
 def test_external_links_are_other_hosts_or_ports(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from fastapi.responses import StreamingResponse
 
 from trawl.errors import NotFound, QueryError
 from trawl.records import (
+    REPORT_SORTS,
     ExternalLink,
     IssueThresholds,
     PageChange,
@@ -42,6 +43,32 @@ def thresholds(settings: Settings) -> IssueThresholds:
         thin_words=settings.report_thin_words,
         slow_seconds=settings.report_slow_ms / 1000,
     )
+
+
+# The crawl table's sortable columns and their headings, left and right of the two
+# link columns (redirect target, canonical); typed, so a misspelt name fails mypy.
+Columns = tuple[tuple[ReportSort, str], ...]
+COLUMNS_LEFT: Columns = (
+    ("url", "URL"),
+    ("status", "Status"),
+    ("indexability", "Indexability"),
+    ("title", "Title"),
+    ("word_count", "Words"),
+    ("depth", "Depth"),
+    ("inlinks", "Inlinks"),
+)
+COLUMNS_RIGHT: Columns = (
+    ("lang", "Lang"),
+    ("published", "Published"),
+    ("modified", "Modified"),
+    ("response_time", "Response (ms)"),
+    ("size", "Size (KB)"),
+)
+
+
+def report_sort(name: str) -> ReportSort:
+    """``name`` when the crawl table can be sorted by it, else the URL."""
+    return next((s for s in REPORT_SORTS if s == name), "url")
 
 
 # The filter's choices are the stored labels themselves: a second list drifted once

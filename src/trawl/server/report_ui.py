@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from trawl.errors import NotFound, TrawlError
-from trawl.records import REPORT_SORTS, PageChange, ReportQuery
+from trawl.records import PageChange, ReportQuery
 from trawl.server import api_admin, report
 from trawl.server.charts import REPORT_CHARTS, RESPONSE_BOUNDS, report_chart
 from trawl.server.context import Context
@@ -43,7 +43,7 @@ def admin_report(
         report.checked_filters(indexability, issue)
     except TrawlError as e:
         return _error_page(request, e)
-    sort = sort if sort in REPORT_SORTS else "url"
+    sort_by = report.report_sort(sort)
     per_page = 100
     query = ReportQuery(
         text=q,
@@ -52,7 +52,7 @@ def admin_report(
         lang=lang,
         issue=issue,
         thresholds=report.thresholds(ctx.settings),
-        sort=sort,
+        sort=sort_by,
         descending=order == "desc",
         limit=per_page,
         offset=(page - 1) * per_page,
@@ -69,10 +69,10 @@ def admin_report(
     kept = {k: v for k, v in filters.items() if v}
 
     def link(**changes: Any) -> str:
-        return "?" + urlencode({**kept, "sort": sort, "order": order, **changes})
+        return "?" + urlencode({**kept, "sort": sort_by, "order": order, **changes})
 
     def sort_link(column: str) -> str:
-        flip = "desc" if column == sort and order == "asc" else "asc"
+        flip = "desc" if column == sort_by and order == "asc" else "asc"
         return "?" + urlencode({**kept, "sort": column, "order": flip})
 
     chosen = Issue.from_slug(issue)
@@ -84,12 +84,14 @@ def admin_report(
             "total": total,
             "page": page,
             "last_page": max(1, math.ceil(total / per_page)),
-            "sort": sort,
+            "sort": sort_by,
             "order": order,
             "link": link,
             "sort_link": sort_link,
             "csv_link": "/api/admin/report/pages.csv?"
-            + urlencode({**kept, "sort": sort, "order": order}),
+            + urlencode({**kept, "sort": sort_by, "order": order}),
+            "columns_left": report.COLUMNS_LEFT,
+            "columns_right": report.COLUMNS_RIGHT,
             "labels": report.INDEXABILITY_LABELS,
             "issue_label": chosen.label if chosen else "",
             "charts": REPORT_CHARTS,
