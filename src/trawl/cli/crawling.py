@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import ConfigError, TrawlError
-from trawl.records import Outcome
+from trawl.records import NOT_INDEXED, Outcome
 from trawl.settings import SPEED_PRESETS, Settings, speed_preset_help
 from trawl.store.base import CrawlLog
 
@@ -224,7 +224,7 @@ def _crawl(
         + (f", {outcome.internal_errors} internal errors" if outcome.internal_errors else "")
     )
     for reason, count in sorted(outcome.skipped.items(), key=lambda kv: -kv[1]):
-        if reason.startswith("not indexed: "):
+        if reason.startswith(NOT_INDEXED):
             continue  # fetched, not skipped: the main_loss line below says it
         example = outcome.samples.get(reason, [""])[0]
         typer.echo(f"  skipped {count:>6}  {reason}" + (f"  e.g. {example}" if example else ""))
