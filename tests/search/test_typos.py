@@ -141,15 +141,10 @@ def test_heavy_sets_are_the_minimal_sets_of_enough_weight() -> None:
     assert _heavy_sets({0: 3.0, 1: 2.0, 2: 1.0}, 1.0) == [(0, 1, 2)]
 
 
-def test_soft_and_lets_a_page_miss_a_light_word(tmp_path: Path) -> None:
+def indexed(tmp_path: Path, pages: dict[str, str]) -> tuple[Settings, IndexReader]:
+    """An index of one English page per entry: its path (also its title) and its text."""
     settings = Settings(data=tmp_path)
     writer = IndexWriter(settings.index_path)
-    padding = " ".join(f"word{n}" for n in range(300))
-    pages = {
-        "overtake": "vehicles overtake on the oncoming lane",
-        **{f"all{i}": f"cars overtake oncoming {padding}" for i in range(16)},
-        **{f"other{i}": f"something else entirely {i}" for i in range(40)},
-    }
     for path, text in pages.items():
         writer.upsert(
             PageRecord(
@@ -158,7 +153,17 @@ def test_soft_and_lets_a_page_miss_a_light_word(tmp_path: Path) -> None:
             )
         )  # fmt: skip
     writer.close()
-    reader = IndexReader(settings.index_path)
+    return settings, IndexReader(settings.index_path)
+
+
+def test_soft_and_lets_a_page_miss_a_light_word(tmp_path: Path) -> None:
+    padding = " ".join(f"word{n}" for n in range(300))
+    pages = {
+        "overtake": "vehicles overtake on the oncoming lane",
+        **{f"all{i}": f"cars overtake oncoming {padding}" for i in range(16)},
+        **{f"other{i}": f"something else entirely {i}" for i in range(40)},
+    }
+    settings, reader = indexed(tmp_path, pages)
     narrow = settings.replace(rerank_depth=10)
     strict = rank(reader, "cars overtake oncoming", narrow.replace(soft_and_share=1.0), limit=10)
     soft = rank(reader, "cars overtake oncoming", narrow.replace(soft_and_share=0.6), limit=10)
@@ -173,23 +178,13 @@ def test_coverage_still_orders_a_soft_ands_matches(tmp_path: Path) -> None:
     # A soft AND's first step holds pages missing a word: that is no reason to stop
     # counting words. The page saying "overtake" and "oncoming" over and over, without
     # "cars", must not pass the page holding all three.
-    settings = Settings(data=tmp_path)
-    writer = IndexWriter(settings.index_path)
     pages = {
         "repeats": "overtake overtake overtake oncoming oncoming oncoming lane",
         "answer": "cars overtake on the oncoming lane when the road is free",
         **{f"cars{i}": f"cars park on street {i}" for i in range(6)},
         **{f"other{i}": f"something else entirely {i}" for i in range(40)},
     }
-    for path, text in pages.items():
-        writer.upsert(
-            PageRecord(
-                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
-                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
-            )
-        )  # fmt: skip
-    writer.close()
-    reader = IndexReader(settings.index_path)
+    settings, reader = indexed(tmp_path, pages)
     soft = settings.replace(soft_and_share=0.6)
     found = rank(reader, "cars overtake oncoming", soft, limit=10)
     assert [h.url.rsplit("/", 1)[1] for _, h in found.hits][:2] == ["answer", "repeats"]
@@ -199,22 +194,12 @@ def test_a_page_with_only_common_words_is_no_match(tmp_path: Path) -> None:
     # "lane" is on most pages: a page holding it and not "trucks" is not an answer to
     # "trucks lane", however often it says "lane". With no page holding the rare word,
     # the common one still finds pages.
-    settings = Settings(data=tmp_path)
-    writer = IndexWriter(settings.index_path)
     pages = {
         "trucks": "trucks may not enter here",
         **{f"lane{i}": f"lane lane lane change {i}" for i in range(20)},
         **{f"other{i}": f"something else entirely {i}" for i in range(9)},
     }
-    for path, text in pages.items():
-        writer.upsert(
-            PageRecord(
-                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
-                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
-            )
-        )  # fmt: skip
-    writer.close()
-    reader = IndexReader(settings.index_path)
+    settings, reader = indexed(tmp_path, pages)
     found = rank(reader, "trucks lane", settings, limit=30)
     assert [h.url.rsplit("/", 1)[1] for _, h in found.hits] == ["trucks"]
     assert found.total == 1
@@ -225,22 +210,12 @@ def test_a_page_with_only_common_words_is_no_match(tmp_path: Path) -> None:
 def test_feedback_adds_the_terms_the_best_pages_share(tmp_path: Path) -> None:
     # Pages about teleporting say "jam" and "gridlock"; one page says only "gridlock jam".
     # Asked "teleport", feedback finds that page through the words the best pages share.
-    settings = Settings(data=tmp_path)
-    writer = IndexWriter(settings.index_path)
     pages = {
         **{f"teleport{i}": f"vehicles teleport in a gridlock jam {i}" for i in range(3)},
         "gridlock": "a gridlock jam on the motorway",
         **{f"other{i}": f"something else entirely {i}" for i in range(20)},
     }
-    for path, text in pages.items():
-        writer.upsert(
-            PageRecord(
-                url=f"https://docs.example/{path}", host="docs.example", status=200, depth=0,
-                fetched_at=0.0, title=path, text=text, lang="en", indexable=True,
-            )
-        )  # fmt: skip
-    writer.close()
-    reader = IndexReader(settings.index_path)
+    settings, reader = indexed(tmp_path, pages)
     plain = rank(reader, "teleport", settings, limit=10)
     fed = rank(reader, "teleport", settings.replace(feedback_terms=2), limit=10)
     assert "gridlock" not in [h.url.rsplit("/", 1)[1] for _, h in plain.hits]
