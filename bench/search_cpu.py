@@ -15,12 +15,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from relevance import IR
 from service import QUERIES
 from trawl.evaluation.collections import read_beir
 from trawl.index.tantivy_index import IndexReader
+from trawl.search.request import SearchRequest
 from trawl.search.searcher import search
 from trawl.settings import Settings
 
@@ -28,16 +28,16 @@ from trawl.settings import Settings
 def main() -> None:
     which, where, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 1
-    per_page: dict[str, Any] = {}
+    per_page: int | None = None
     if which == "scifact":
         queries = list(read_beir(IR / "scifact").queries.values())
-        reader, settings, per_page = IndexReader(where), Settings(), {"per_page": 10}
+        reader, settings, per_page = IndexReader(where), Settings(), 10
     else:
         queries = list(QUERIES)
         reader, settings = IndexReader(where / "index"), Settings(data=where)
     pages = []
     for q in queries:  # warms the reader, as a server is warm
-        p = search(reader, q, settings, **per_page)
+        p = search(reader, SearchRequest(q, per_page=per_page), settings)
         shown = [
             (h.url, h.title, h.snippet, h.score, h.section and (h.section.path, h.section.url))
             for h in p.hits
@@ -46,8 +46,9 @@ def main() -> None:
     times: list[float] = []
     for _ in range(rounds):
         for q in queries:
+            request = SearchRequest(q, per_page=per_page)
             started = time.process_time()
-            search(reader, q, settings, **per_page)
+            search(reader, request, settings)
             times.append(time.process_time() - started)
     times.sort()
     out.write_text(json.dumps(pages, ensure_ascii=False, indent=0))
