@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -191,3 +193,52 @@ def test_the_lead_of_a_page_without_matches_skips_the_title() -> None:
 def test_matches_inside_words_are_not_marked() -> None:
     html = snippet("subtable table tables", frozenset({"table"}), _plain_stem, 200)
     assert html == "subtable <mark>table</mark> <mark>tables</mark>"
+
+
+def _matches_by_bare_prefix(text: str, terms: frozenset[str]) -> list[tuple[int, int, str]]:
+    """The matches ``window`` found before it looked at word starts only: each term's first
+    four letters found anywhere, kept where no word character comes before (the reference
+    its faster search must agree with)."""
+    folded = fold_same_length(text)
+    found: list[tuple[int, int, str]] = []
+    for prefix in sorted({t[:4] for t in terms}):
+        at = folded.find(prefix)
+        while at != -1 and len(found) < 200:
+            if at and (folded[at - 1].isalnum() or folded[at - 1] == "_"):
+                at = folded.find(prefix, at + 1)
+                continue
+            end = re.compile(r"\w*").match(folded, at + len(prefix)).end()  # type: ignore[union-attr]
+            word = folded[at:end]
+            stemmed = _plain_stem(word)
+            term = stemmed if stemmed in terms else word if word in terms else None
+            if term is not None:
+                found.append((at, end, term))
+            at = folded.find(prefix, end)
+    return sorted({f[0]: f for f in found}.values())[:200]
+
+
+# Letters, digits and "_" (word characters), ASCII and other punctuation, word characters
+# beyond ASCII (and "İ", two characters lower-cased), characters folded to several.
+_MIXED = st.text(alphabet="ab tx_1.-()/'é \u03b1İ\u2013·½℃ß\n", max_size=120)
+
+
+@given(
+    _MIXED,
+    st.lists(
+        st.sampled_from(
+            ["a", "ab", "tab", "tabs", "x1", "é", "1\u20442", "°c", "ss", "\u03b1", "_a", "ta_b"]
+        ),
+        max_size=5,
+    ),
+)
+def test_window_finds_what_the_bare_prefix_search_found(text: str, chosen: list[str]) -> None:
+    terms = frozenset(chosen)
+    _, ranges, start = window(text, terms, _plain_stem, 10_000)
+    expected = _matches_by_bare_prefix(text, terms)
+    assert [(s + start, e + start) for s, e in ranges] == [(s, e) for s, e, _ in expected]
+
+
+def test_a_one_letter_term_is_found_at_word_starts_only() -> None:
+    # "t" (of a T cell) is in most words; only the word "t" and words stemming to it count.
+    html = snippet("that tt t-cells (t) _t", frozenset({"t"}), _plain_stem, 200)
+    assert html == "that tt <mark>t</mark>-cells (<mark>t</mark>) _t"

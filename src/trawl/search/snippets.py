@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from html import escape, unescape
+from functools import lru_cache
+from html import escape as _escape
+from html import unescape
 
 from trawl.analysis.text import fold
 
 ELLIPSIS = "…"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_WORD = re.compile(r"\w+")
 _WORD_REST = re.compile(r"\w*")
 _MAX_MATCHES = 200
 _ASCII_BYTES = bytes(range(128))
+# Each byte as ``_spaced`` leaves it: ASCII characters that are no word character (``\w``:
+# letters, digits, "_") become spaces; the rest, non-ASCII bytes among them, stay.
+_SPACED_BYTES = bytes(b if chr(b).isalnum() or b == 95 or b > 127 else 32 for b in range(256))
 # Each non-ASCII character seen, lower-cased and folded to one character: built as pages
 # show new characters, a few hundred in all for most sites.
 _SAME_LENGTH: dict[str, str] = {}
@@ -21,6 +27,10 @@ _SAME_LENGTH: dict[str, str] = {}
 def mark(fragment: str, highlights: tuple[tuple[int, int], ...]) -> str:
     out: list[str] = []
     pos = 0
+    # ``escape`` changes only these five characters: the parts of a fragment holding none
+    # (most fragments) are kept as they are (``str`` hands a str back), not each escaped.
+    special = "&" in fragment or "<" in fragment or ">" in fragment or '"' in fragment
+    escape = _escape if special or "'" in fragment else str
     for start, end in sorted(highlights):
         if start < pos:  # overlapping ranges: keep the first
             continue
@@ -34,7 +44,7 @@ def mark(fragment: str, highlights: tuple[tuple[int, int], ...]) -> str:
 def lead(text: str, limit: int) -> str:
     """The start of a text cut at a word boundary, escaped, for results with no match in it."""
     cut = _lead(text, limit)
-    return escape(cut) + (f" {ELLIPSIS}" if len(cut) < len(text) else "")
+    return _escape(cut) + (f" {ELLIPSIS}" if len(cut) < len(text) else "")
 
 
 def _lead(text: str, limit: int) -> str:
@@ -119,23 +129,38 @@ def window(
     if known is None:
         known = {}
     found: list[tuple[int, int, str]] = []
-    rest = _WORD_REST.match
+    spaced = ""
     # Each prefix found by ``str.find`` (memchr speed), not one alternation tried at every
-    # character: that scan was most of a snippet's time on long pages.
-    for prefix in sorted({t[:4] for t in terms}):
+    # character: that scan was most of a snippet's time on long pages. With every
+    # character that is no word character made a space, and a space put in front, a word
+    # beginning with the prefix is " " + prefix: found at word starts only, it ends at the
+    # next space. The bare prefix was met inside words too ("t", of a T cell, in every
+    # "that"), each a step in Python; a prefix holding other characters (a term folded
+    # from "½" or "℃") is still looked for bare.
+    for prefix, plain in _prefixes(terms):
+        if plain:
+            spaced = spaced or " " + _spaced(folded)
+            needle = " " + prefix
+            at = spaced.find(needle)  # the word's start in ``folded``, the space before it
+            while at != -1 and len(found) < _MAX_MATCHES:
+                end = spaced.find(" ", at + len(needle)) - 1
+                if end < 0:
+                    end = len(folded)
+                word = folded[at:end]
+                term = known.get(word, "")
+                if term == "":  # not inlined as the bare search's ``_term``: most matches
+                    term = _term(word, terms, stem, known)
+                if term is not None:
+                    found.append((at, end, term))
+                at = spaced.find(needle, end + 1)
+            continue
         at = folded.find(prefix)
         while at != -1 and len(found) < _MAX_MATCHES:
             if at and (folded[at - 1].isalnum() or folded[at - 1] == "_"):  # inside a word
                 at = folded.find(prefix, at + 1)
                 continue
-            end = rest(folded, at + len(prefix)).end()  # type: ignore[union-attr]
-            word = folded[at:end]
-            term = known.get(word, "")
-            if term == "":
-                stemmed = stem(word)
-                term = known[word] = (
-                    stemmed if stemmed in terms else word if word in terms else None
-                )
+            end = _WORD_REST.match(folded, at + len(prefix)).end()  # type: ignore[union-attr]
+            term = _term(folded[at:end], terms, stem, known)
             if term is not None:
                 found.append((at, end, term))
             at = folded.find(prefix, end)
@@ -172,6 +197,39 @@ def window(
         end = space if space > start else end
     ranges = tuple((s - start, e - start) for s, e, _ in found if s >= start and e <= end)
     return text[start:end], ranges, start
+
+
+def _term(
+    word: str, terms: frozenset[str], stem: Callable[[str], str], known: dict[str, str | None]
+) -> str | None:
+    """The term ``word`` stands for, if any, remembered in ``known``."""
+    term = known.get(word, "")
+    if term == "":
+        stemmed = stem(word)
+        term = known[word] = stemmed if stemmed in terms else word if word in terms else None
+    return term
+
+
+@lru_cache(maxsize=256)
+def _prefixes(terms: frozenset[str]) -> tuple[tuple[str, bool], ...]:
+    """What ``window`` looks for, in order: each term's first four letters (a stem is
+    nearly always a prefix of its word), and whether they are all word characters. A
+    results page asks for the same terms for each of its hits."""
+    return tuple((p, _WORD.fullmatch(p) is not None) for p in sorted({t[:4] for t in terms}))
+
+
+def _spaced(folded: str) -> str:
+    """``folded`` with every character that is no word character (``\\w``) a space; as long.
+
+    ASCII through a byte table (UTF-8 keeps other characters' bytes above 127, so they
+    pass unchanged); the few distinct non-ASCII characters each by a replace."""
+    encoded = folded.encode("utf-8")
+    spaced = encoded.translate(_SPACED_BYTES).decode("utf-8")
+    if not folded.isascii():
+        for c in set(encoded.translate(None, _ASCII_BYTES).decode("utf-8")):
+            if not (c.isalnum() or c == "_"):
+                spaced = spaced.replace(c, " ")
+    return spaced
 
 
 def fold_same_length(text: str) -> str:
