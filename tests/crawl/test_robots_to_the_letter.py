@@ -85,3 +85,23 @@ async def test_matcher_work_is_bounded_and_reported(serve: Serve, tmp_path: Path
     refused = f"robots.txt needs over {MAX_COMPARISONS} comparisons: refused"
     assert heavy_outcome.skipped[refused] == 1
     assert capped_outcome.skipped[f"robots.txt rules past the {MAX_RULES}-rule cap ignored"] == 7
+
+
+async def test_a_robots_txt_over_the_cap_is_read_to_the_cap(serve: Serve, tmp_path: Path) -> None:
+    # RFC 9309 2.5: a crawler parses at least 500 KiB of robots.txt. A file that says
+    # it is longer (a Content-Length over the cap) is read that far, not taken as
+    # an unreachable robots.txt that shuts the whole host out.
+    rules = "User-agent: *\nDisallow: /private\n"
+    site = serve(
+        {
+            "/robots.txt": text_route(rules + "# padding\n" * 60_000),  # 600 kB
+            "/": html_page("Home", links("/private", "/open")),
+            "/open": html_page("Open", "open"),
+            "/private": html_page("Private", "private"),
+        }
+    )
+
+    outcome = await run(tmp_path, site.url("/"))
+
+    assert sorted(site.page_paths()) == ["/", "/open"]
+    assert outcome.blocked == 1 and outcome.indexed == 2

@@ -616,7 +616,10 @@ class Crawler:
         url = site + "/robots.txt"
         for _ in range(MAX_ROBOTS_REDIRECTS + 1):
             request = FetchRequest(
-                url, max_bytes=self._limits.robots_max_bytes, read_types=ANY_TYPE
+                url,
+                max_bytes=self._limits.robots_max_bytes,
+                read_types=ANY_TYPE,
+                cut_declared=True,
             )
             try:
                 result = await self._transport.fetch(request)

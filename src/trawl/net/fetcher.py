@@ -158,7 +158,8 @@ class Fetcher:
                 wanted = "*" in request.read_types or media_type in request.read_types
                 if request.method != "HEAD" and wanted:
                     declared = response.content_length
-                    if declared is not None and declared > request.max_bytes:
+                    over = declared is not None and declared > request.max_bytes
+                    if over and not request.cut_declared:
                         raise ResponseTooLarge(
                             f"Content-Length {declared} is over the {request.max_bytes}-byte cap"
                         )

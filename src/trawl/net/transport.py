@@ -28,8 +28,10 @@ class FetchRequest:
 
     The body is read (up to ``max_bytes``, decompressed) only when the answer's
     media type is in ``read_types`` or ``read_types`` holds ``"*"``; a body whose
-    Content-Length already says it is larger is refused unread. A HEAD reads no
-    body. ``headers`` are added to the transport's own (a conditional request's).
+    Content-Length already says it is larger is refused unread, unless
+    ``cut_declared`` asks for its first ``max_bytes`` (robots.txt: RFC 9309 2.5
+    parses the first 500 KiB of a longer file). A HEAD reads no body.
+    ``headers`` are added to the transport's own (a conditional request's).
     """
 
     url: str
@@ -37,6 +39,7 @@ class FetchRequest:
     max_bytes: int = 0
     read_types: frozenset[str] = HTML_TYPES
     headers: tuple[tuple[str, str], ...] = ()
+    cut_declared: bool = False
 
 
 class Transport(Protocol):
