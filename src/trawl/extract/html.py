@@ -18,6 +18,7 @@ from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
 from trawl.extract.main_text import main_text
+from trawl.extract.nesting import nesting_bounded
 from trawl.records import ParsedPage, Section
 from trawl.urls.identity import normalise
 
@@ -69,6 +70,7 @@ def parse_html(
     fingerprints and the quality score are left empty: pipeline/parse.py adds them.
     """
     _, text = html_to_unicode(content_type, body, auto_detect_fun=_detect_encoding)
+    text = nesting_bounded(text)  # every parse below is quadratic in the nesting
     tree = LexborHTMLParser(_BLOCK_TAG.sub(" <", text))
     base = _base_url(tree, url)
     root = tree.root
