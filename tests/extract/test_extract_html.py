@@ -410,3 +410,18 @@ def test_a_tag_that_only_starts_like_a_block_tag_gets_none(tag: str) -> None:
 @settings(max_examples=300)
 def test_block_tag_pass_matches_the_flat_alternation_on_any_text(text: str) -> None:
     assert _BLOCK_TAG.sub(" <", text) == FLAT_BLOCK_TAG.sub(" <", text)
+
+
+def test_a_giant_title_description_or_heading_is_cut() -> None:
+    # A hostile page's 2 MB <title> would ride along with every result it appears in
+    # (the API's JSON, the results page, the report): each field is cut.
+    from trawl.extract.html import MAX_FIELD_CHARS
+
+    giant = "word " * 400_000
+    page = parse(
+        f"<html><head><title>{giant}</title><meta name=description content='{giant}'></head>"
+        f"<body><h1>{giant}</h1><h2>{giant}</h2><p>text</p></body></html>"
+    )
+    assert page.title.startswith("word word") and len(page.title) <= MAX_FIELD_CHARS
+    assert page.description.startswith("word") and len(page.description) <= MAX_FIELD_CHARS
+    assert [len(h) <= MAX_FIELD_CHARS for h in page.h1 + page.h2] == [True, True]

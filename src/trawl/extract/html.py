@@ -31,6 +31,9 @@ NOT_TEXT = ["script", "style", "noscript", "template", "svg", "canvas", "iframe"
 # that blocks ("<p>a</p><p>b</p>") never run together. Done on the markup
 # because selectolax reports no element ends while walking the tree.
 MIN_MAIN_TEXT = 250  # characters
+# A title, a description or a heading is cut past this many characters: a hostile
+# page's megabyte <title> would otherwise ride along with every result it is in.
+MAX_FIELD_CHARS = 1_000
 
 # The tag names are grouped by first letter (address, article, aside; blockquote, br;
 # ...): the engine then tries one group at each "<", not every name, which halves
@@ -76,10 +79,10 @@ def parse_html(
     root = tree.root
     html_lang = root.attributes.get("lang") if root is not None else None
 
-    title = _title(tree)
-    description = _meta_content(tree, "description")
-    h1 = tuple(t for t in (_text(n) for n in tree.css("h1")) if t)
-    h2 = tuple(t for t in (_text(n) for n in tree.css("h2")) if t)
+    title = _title(tree)[:MAX_FIELD_CHARS]
+    description = _meta_content(tree, "description")[:MAX_FIELD_CHARS]
+    h1 = _headings_text(tree, "h1")
+    h2 = _headings_text(tree, "h2")
     headed = _headings(tree)  # before the tree loses its navigation below
     links, dropped = occurrences(tree, base)
     meta = _meta_pairs(tree)
@@ -246,6 +249,12 @@ def _detect_encoding(body: bytes) -> str:
 
 def _collapse(text: str) -> str:
     return " ".join(text.split())
+
+
+def _headings_text(tree: LexborHTMLParser, tag: str) -> tuple[str, ...]:
+    """The non-empty ``tag`` headings' text, each cut (their number is bounded by the
+    body's size; a SUMO docs page has 323 <h2>)."""
+    return tuple(t[:MAX_FIELD_CHARS] for t in (_text(node) for node in tree.css(tag)) if t)
 
 
 def _text(node: LexborNode) -> str:
