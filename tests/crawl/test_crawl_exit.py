@@ -3,7 +3,12 @@ line, as a user would run it against real loopback servers."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,3 +59,35 @@ def test_a_healthy_crawl_exits_zero(serve: Serve, tmp_path: Path) -> None:
     result = trawl("crawl", site.url("/"), "--data", str(tmp_path / "d"), "--delay", "0")
 
     assert result.returncode == 0, result.stdout
+
+
+def test_ctrl_c_to_the_whole_process_group_stops_cleanly(serve: Serve, tmp_path: Path) -> None:
+    # A terminal's Ctrl-C (and `timeout`'s SIGTERM) reaches every process of the group,
+    # the parse workers too. A worker that died of it broke the pool, and the crawl's
+    # end then failed with a BrokenProcessPool traceback instead of stopping cleanly.
+    pages = {f"/p{i}": html_page(f"P{i}", "<p>words</p>") for i in range(40)}
+    site = serve(
+        {"/": html_page("Home", "".join(f'<a href="{p}">{p}</a>' for p in pages)), **pages}
+    )
+    env = {**os.environ, "TRAWL_PARSE_WORKERS": "2"}
+    command = [sys.executable, "-m", "trawl", "crawl", site.url("/"), "--data", str(tmp_path / "d")]
+    child = subprocess.Popen(
+        [*command, "--delay", "0.2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(site.page_paths()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert "Traceback" not in err, err
+    assert child.returncode == 0, out + err  # a healthy crawl stopped: resumable
+    assert "crawl 1 stopped:" in out

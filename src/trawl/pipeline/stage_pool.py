@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import os
+import signal
 import threading
 import time
 from collections import deque
@@ -77,7 +78,13 @@ PARENT_CHECK = 1.0  # seconds between a worker's looks at whether its parent sti
 
 
 def _worker_start(parsing: bool) -> None:
-    """A worker process's initializer: watch the parent, then warm up."""
+    """A worker process's initializer: watch the parent, then warm up.
+
+    Ctrl-C and a SIGTERM to the process group reach the workers too; the parent
+    stops the crawl on them and still needs its workers to close it (the end's index
+    documents), so they ignore both: the parent's shutdown or death ends them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _exit_with_parent()
     if parsing:
         _warm()
