@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import io
 from collections.abc import Callable, Iterator
@@ -9,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from fixture_sites import Route, SiteServer
-from trawl.errors import BlockedAddress, FetchTimeout, ResponseTooLarge
+from trawl.errors import BadResponse, BlockedAddress, FetchTimeout, ResponseTooLarge
 from trawl.net.fetcher import Fetcher
 from trawl.net.transport import FetchRequest
 
@@ -107,3 +108,22 @@ async def test_loopback_in_any_notation_is_blocked_unless_named(serve: Serve, ho
         with pytest.raises(BlockedAddress):
             await f.fetch(FetchRequest(f"http://{host}:{site.port}/", max_bytes=MB))
     assert site.paths() == []
+
+
+@pytest.mark.slow  # a raw asyncio server: aiohttp would not send this status line
+async def test_a_malformed_answer_is_a_bad_response_told_in_one_line() -> None:
+    # aiohttp's parser errors draw the bad line with a caret under it, over several
+    # lines; the message goes to the log, the frontier and the crawl's summary.
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 2OO OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server, fetcher(port) as f:
+        with pytest.raises(BadResponse) as caught:
+            await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=MB))
+    message = str(caught.value)
+    assert "\n" not in message and "2OO" in message

@@ -178,15 +178,15 @@ class Fetcher:
         except aiohttp.ClientConnectorError as e:
             raise _connect_error(e) from e
         except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as e:
-            raise ConnectionLost(f"connection lost: {e}"[:300]) from e
+            raise ConnectionLost(_one_line(f"connection lost: {e}")) from e
         except aiohttp.ClientPayloadError as e:
-            raise ConnectionLost(f"answer cut short: {e}"[:300]) from e
+            raise ConnectionLost(_one_line(f"answer cut short: {e}")) from e
         except aiohttp.ClientResponseError as e:
             # The status line or headers broke HTTP or went past a header limit.
-            raise BadResponse(f"bad response: {e.message}"[:300]) from e
+            raise BadResponse(_one_line(f"bad response: {e.message}")) from e
         except (aiohttp.ClientError, asyncio.IncompleteReadError, ValueError, LookupError) as e:
             # ValueError, LookupError: malformed headers or an unknown content encoding.
-            raise FetchError(f"{type(e).__name__}: {e}"[:300]) from e
+            raise FetchError(_one_line(f"{type(e).__name__}: {e}")) from e
 
 
 def _guarded_request(max_header_block: int, max_informational: int) -> type[aiohttp.ClientRequest]:
@@ -283,6 +283,13 @@ def _connect_error(e: aiohttp.ClientConnectorError) -> FetchError:
         return HostUnreachable(f"cannot connect to {e.host}:{e.port}: connection refused")
     reason = e.os_error.strerror or str(e.os_error) or type(e.os_error).__name__
     return HostUnreachable(f"cannot connect to {e.host}:{e.port}: {reason}")
+
+
+def _one_line(message: str) -> str:
+    """An aiohttp error's message in one line of at most 300 characters: its parser
+    draws the bad line with a caret under it, and the message goes to the log, the
+    frontier and the crawl's summary."""
+    return " ".join(message.split())[:300]
 
 
 def _text(raw: bytes) -> str:
