@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import SplitResult, urlsplit
+
+import pytest
 
 from fixture_sites import Route, SiteServer, html_page
 from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline import health
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.health import judge_health
 from trawl.records import HostTally
@@ -136,3 +140,22 @@ def test_judge_health_is_per_host() -> None:
 
     judged = judge_health(tallies, start, set(start), max_error_rate=0.5, stopped=True)
     assert judged.outcome == "stopped" and judged.prunable == []
+
+
+def test_judge_health_reads_each_start_url_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crawl of many hosts is judged in time linear in its start URLs: scanning every
+    start URL for each host took 7 CPU-s at the end of a crawl of 1,000 hosts."""
+    start = [f"http://h{i}.test/" for i in range(200)] + ["http://h0.test/other"]
+    tallies = {f"h{i}.test": HostTally(f"h{i}.test", fetched=5) for i in range(200)}
+    calls = 0
+    real = urlsplit
+
+    def counted(url: str) -> SplitResult:
+        nonlocal calls
+        calls += 1
+        return real(url)
+
+    monkeypatch.setattr(health, "urlsplit", counted)
+    judged = judge_health(tallies, start, set(start), max_error_rate=0.5)
+    assert judged.outcome == "complete" and len(judged.prunable) == 200
+    assert calls <= 2 * len(start)
