@@ -16,6 +16,7 @@ from trawl.errors import CredentialsInUrl, InvalidUrl
 from trawl.urls import scope as scope_module
 from trawl.urls.identity import normalise
 from trawl.urls.scope import (
+    CrawlScope,
     HostScope,
     Scope,
     SiteScope,
@@ -294,3 +295,55 @@ def test_make_scope_refuses_an_unusable_start_url() -> None:
     for kind in ("host", "site", "web"):
         with pytest.raises(InvalidUrl):
             make_scope(kind, "ftp://example.com/")
+
+
+STARTS = [
+    "http://example.com/",
+    "https://docs.example.org:8443/guide/",
+    "http://127.0.0.1:8080/",
+    "http://[::1]:9000/",
+    "https://shop.example.co.uk/",
+    "http://localhost/",
+]
+PROBES = [
+    "http://example.com/a",
+    "https://example.com/",  # the upgrade on default ports
+    "http://www.example.com/",
+    "https://docs.example.org:8443/x",
+    "https://docs.example.org/x",
+    "https://api.example.org:8443/",
+    "http://127.0.0.1:8080/p?q=/r",
+    "http://127.0.0.1:8081/",
+    "http://[::1]:9000/",
+    "https://example.co.uk/",
+    "https://shop.example.co.uk/cart",
+    "http://localhost/x",
+    "http://localhost:81/",
+    "http://example.net/",
+    "mailto:someone@example.com",
+    "http://example.com",
+]
+
+
+@pytest.mark.parametrize("kind", ["host", "site", "web"])
+def test_crawl_scope_is_the_union_of_each_start_urls_scope(kind: str) -> None:
+    union = CrawlScope(kind, STARTS)
+    scopes = [make_scope(kind, u) for u in STARTS]
+    for url in PROBES:
+        identity = normalise(url) if url.startswith("http") and url.count("/") > 2 else url
+        expected = any(s.contains(identity) for s in scopes)
+        assert union.contains(identity) == expected, (kind, identity)
+    assert not CrawlScope(kind, []).contains("http://example.com/")
+
+
+@pytest.mark.parametrize("kind", ["host", "site"])
+def test_crawl_scope_asks_no_start_urls_scope_in_turn(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """1,000 start hosts cost one lookup a URL, not 1,000 calls (500,000 before a many-host
+    crawl's first request)."""
+    union = CrawlScope(kind, [f"http://h{i}.example{i}.com/" for i in range(1000)])
+    for cls in (HostScope, SiteScope):
+        monkeypatch.setattr(cls, "contains", lambda self, url: pytest.fail("asked in turn"))
+    assert union.contains("http://h999.example999.com/p")
+    assert not union.contains("http://other.test/")

@@ -41,7 +41,7 @@ from trawl.robots.rules import MAX_RULES
 from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
 from trawl.urls.identity import normalise, origin, politeness_host
 from trawl.urls.safety import unsafe_reason
-from trawl.urls.scope import Scope, make_scope
+from trawl.urls.scope import CrawlScope
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ class Crawler:
         self._limits = limits
         self._frontier = frontier
         self._on_progress = on_progress
-        self._scopes: list[Scope] = []
+        self._scope = CrawlScope(limits.scope, ())
         self._robots: dict[str, asyncio.Future[_Robots]] = {}
         self._sitemap_origins: set[str] = set()
         self._wakeup = asyncio.Event()
@@ -245,7 +245,7 @@ class Crawler:
         """Crawl from ``start_urls``; ``resume`` holds URLs an interrupted run left queued,
         ``requests`` the URL to send for a start URL typed other than its identity."""
         self.stats = CrawlStats(started=time.monotonic())
-        self._scopes = [make_scope(self._limits.scope, u) for u in start_urls]
+        self._scope = CrawlScope(self._limits.scope, start_urls)
         wanted = requests or {}
         self.admit([CrawlUrl(u, 0, request=wanted.get(u)) for u in start_urls])
         for item in resume:
@@ -270,7 +270,7 @@ class Crawler:
         """Queue the in-scope, safe, unseen ``candidates``; return those admitted."""
         admitted = []
         for c in candidates:
-            if not any(s.contains(c.url) for s in self._scopes):
+            if not self._scope.contains(c.url):
                 continue
             if self._frontier.seen(c.url):
                 continue

@@ -37,7 +37,7 @@ from trawl.settings import Settings
 from trawl.store.base import Store
 from trawl.urls.identity import host_port, normalise
 from trawl.urls.safety import unsafe_reason
-from trawl.urls.scope import make_scope
+from trawl.urls.scope import CrawlScope
 from trawl.urls.start import parse_host_aliases, start_forms
 
 if TYPE_CHECKING:
@@ -200,11 +200,9 @@ async def crawl(
             max_host_queues=settings.max_host_queues,
             overflow=lambda host: store.frontier_waiting(crawl_id, host),
         )
-        scopes = [make_scope(settings.scope, u) for u in start_urls]
+        scope = CrawlScope(settings.scope, start_urls)
         pipeline.depth_cap = DepthCap(
-            caps,
-            settings.max_depth,
-            lambda url: not frontier.seen(url) and any(s.contains(url) for s in scopes),
+            caps, settings.max_depth, lambda url: not frontier.seen(url) and scope.contains(url)
         )
         resume: list[CrawlUrl] = []
         carried: list[str] = []
@@ -370,7 +368,7 @@ async def _renderer(
         return
     from trawl.net.renderer import Renderer  # noqa: PLC0415 - Playwright only when rendering
 
-    scopes = [make_scope(settings.scope, u) for u in start_urls]
+    scope = CrawlScope(settings.scope, start_urls)
 
     async def permits(url: str) -> str | None:
         """The crawl's own rules for a request the page's scripts make."""
@@ -378,7 +376,7 @@ async def _renderer(
             identity = normalise(url)
         except InvalidUrl:
             return "invalid URL"
-        if not any(s.contains(identity) for s in scopes):
+        if not scope.contains(identity):
             return "out of scope"
         reason = unsafe_reason(url)
         if reason is not None:

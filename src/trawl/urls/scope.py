@@ -27,6 +27,7 @@ with the day it starts or the network it runs on.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -58,6 +59,48 @@ def make_scope(kind: str, start_url: str) -> Scope:
     if kind == "web":
         return WebScope.of(start_url)
     raise InvalidUrl(f"unknown crawl scope {kind!r}: use one of {', '.join(SCOPE_KINDS)}")
+
+
+class CrawlScope:
+    """The union of the ``kind`` scopes around each of a crawl's start URLs, answered by
+    one set lookup whatever their number.
+
+    Asking each start URL's scope in turn cost a crawl of 1,000 hosts 500,000 calls
+    before its first request, and as many again for every thousand links it found.
+    """
+
+    def __init__(self, kind: str, start_urls: Iterable[str]) -> None:
+        scopes = [make_scope(kind, u) for u in start_urls]
+        self._web = any(isinstance(s, WebScope) for s in scopes)
+        self._origins = frozenset(
+            origin
+            for s in scopes
+            if isinstance(s, HostScope)
+            for origin in _origins(s.scheme, s.host, s.port)
+        )
+        sites = [s for s in scopes if isinstance(s, SiteScope)]
+        self._domains = frozenset(s.domain for s in sites if s.domain is not None)
+        self._site_hosts = frozenset(s.host for s in sites if s.domain is None)
+
+    def contains(self, url: str) -> bool:
+        """``url`` must be an identity (``normalise``'s output): it is not re-checked here."""
+        if self._web:
+            return urlsplit(url).scheme in SCHEMES
+        if self._origins and _origin(url) in self._origins:
+            return True
+        if not (self._domains or self._site_hosts):
+            return False
+        parts = urlsplit(url)
+        if parts.scheme not in SCHEMES:
+            return False
+        host = parts.hostname or ""
+        return host in self._site_hosts or registrable_domain(host) in self._domains
+
+
+def _origin(url: str) -> str:
+    """An identity's "scheme://netloc/": what ``HostScope`` compares as a prefix."""
+    end = url.find("/", url.find("://") + 3)
+    return url[: end + 1] if end != -1 else ""
 
 
 @dataclass(frozen=True, slots=True)
