@@ -91,3 +91,24 @@ def test_ctrl_c_to_the_whole_process_group_stops_cleanly(serve: Serve, tmp_path:
     assert "Traceback" not in err, err
     assert child.returncode == 0, out + err  # a healthy crawl stopped: resumable
     assert "crawl 1 stopped:" in out
+
+
+def test_a_crawl_while_another_writes_the_index_fails_and_begins_nothing(tmp_path: Path) -> None:
+    """`trawl crawl` opens the store and the index writer (the crawl lock) in a thread
+    beside its imports: a lock held elsewhere is still a clean failure, and no crawl row
+    is begun or left running."""
+    from trawl.index.tantivy_index import IndexWriter
+    from trawl.store.sqlite import SQLiteStore
+
+    data = tmp_path / "d"
+    busy = IndexWriter(data / "index")  # a `trawl crawl` in another process, say
+    try:
+        result = trawl("crawl", "http://127.0.0.1:9/", "--data", str(data))
+    finally:
+        busy.close()
+
+    assert result.returncode != 0
+    assert "being written by another process" in result.stdout + result.stderr
+    store = SQLiteStore(data / "trawl.sqlite")
+    assert store.resumable_crawl() is None and store.interrupt_running() == 0
+    store.close()

@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import json
 import signal
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,9 +16,10 @@ from trawl.crawl.crawler import Crawler, CrawlStats
 from trawl.errors import ConfigError, TrawlError
 from trawl.records import NOT_INDEXED, Outcome
 from trawl.settings import SPEED_PRESETS, Settings, speed_preset_help
-from trawl.store.base import CrawlLog
+from trawl.store.base import CrawlLog, Store
 
 if TYPE_CHECKING:
+    from trawl.index.tantivy_index import IndexWriter
     from trawl.pipeline.crawl_run import CrawlOutcome
     from trawl.pipeline.stage_pool import StagePool
 from trawl.cli.common import (
@@ -135,8 +137,7 @@ def _crawl(
     render: bool | None,
     as_json: bool,
 ) -> None:
-    from trawl.pipeline.crawl_run import crawl as run_crawl
-    from trawl.store import open_store
+    import trawl.index.tantivy_index  # noqa: F401 - here, not beside this thread's imports (see _open)
     from trawl.urls.start import parse_host_aliases
 
     try:
@@ -160,10 +161,27 @@ def _crawl(
         allowed = [parse_host_port(h) for h in allow_host or []]
         check_extras(settings)
         # Bad input is refused before the store is made: no data folder is left behind.
-        _start_urls(urls or [], resume, None)
-        store = open_store(settings, create=bool(urls))
-        starts = _start_urls(urls or [], resume, store)
+        checked = _start_urls(urls or [], resume, None)
     except TrawlError as e:
+        raise fail(e) from None
+    # Opening the store and the index writer waits on the disk (fsync) more than it runs:
+    # done in a thread while this one imports the crawl. The writer is the crawl lock,
+    # taken before the crawl writes to the store, as crawl_run.crawl takes it; a resumed
+    # run opens it there, once the store has said what there is to resume.
+    opening = ThreadPoolExecutor(1, thread_name_prefix="trawl-open")
+    opened = opening.submit(_open, settings, index=bool(urls))
+    opening.shutdown(wait=False)
+    from trawl.pipeline.crawl_run import crawl as run_crawl
+
+    try:
+        store, index = opened.result()
+    except TrawlError as e:
+        raise fail(e) from None
+    try:
+        # Start URLs given are checked once (a thousand took a second, twice over).
+        starts = checked if urls else _start_urls([], resume, store)
+    except TrawlError as e:
+        store.close()
         raise fail(e) from None
 
     progress = Progress(
@@ -203,6 +221,7 @@ def _crawl(
                     fresh=fresh,
                     allow=allowed,
                     pool=pool,
+                    index=index,
                 )
             )
     except TrawlError as e:
@@ -259,6 +278,22 @@ def _failure(outcome: CrawlOutcome) -> str | None:
     if outcome.outcome != Outcome.STOPPED and fresh and outcome.indexed + outcome.unchanged == 0:
         return f"crawl failed: nothing indexed ({loss or 'no indexable page was found'})"
     return None
+
+
+def _open(settings: Settings, *, index: bool) -> tuple[Store, IndexWriter | None]:
+    """The store (created for a crawl with start URLs), then with ``index`` the index
+    writer. In a thread: its modules are imported already, by the caller."""
+    from trawl.index.tantivy_index import IndexWriter
+    from trawl.store import open_store
+
+    store = open_store(settings, create=index)
+    if not index:
+        return store, None
+    try:
+        return store, IndexWriter(settings.index_path)
+    except BaseException:
+        store.close()
+        raise
 
 
 def _start_urls(urls: list[str], resume: bool, store: CrawlLog | None) -> list[str]:

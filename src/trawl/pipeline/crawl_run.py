@@ -148,6 +148,7 @@ async def crawl(
     trust_start_urls: bool = True,
     pool: StagePool | None = None,
     on_begin: Callable[[int], None] | None = None,
+    index: IndexWriter | None = None,
 ) -> CrawlOutcome:
     """Crawl from ``start_urls`` (already checked by ``start_request`` or
     ``parse_start_url``: each is requested as written, known by its identity) and index.
@@ -160,6 +161,8 @@ async def crawl(
     a stage pool started earlier (``trawl crawl`` starts it first thing), which the
     crawl uses and closes; by default one is made for the ``parse_workers`` setting.
     ``on_begin`` is told the crawl log's id for this run once its row exists.
+    ``index``: the index writer, opened earlier (``trawl crawl`` opens it beside its
+    imports), which the crawl uses and closes; by default one is opened here.
     """
     started = time.monotonic()
     start_urls, requests = start_forms(start_urls)
@@ -167,7 +170,7 @@ async def crawl(
     try:
         # The writer's lock is also the crawl lock: a crawl still marked running can
         # only be one that died, so it is marked interrupted.
-        index = IndexWriter(settings.index_path)
+        index = index or IndexWriter(settings.index_path)
     except BaseException:
         await parser.close()
         raise
