@@ -99,7 +99,8 @@ async def close_crawl(
     gone = store.unseen_pages(crawl_id, prunable) if prunable else []
     if prunable:
         if index is not None:
-            failing = [u for u in store.server_error_pages(crawl_id) if _host(u) in prunable]
+            hosts_pruned = set(prunable)  # a list of 1,000 hosts, asked for every 5xx page
+            failing = [u for u in store.server_error_pages(crawl_id) if _host(u) in hosts_pruned]
             for url in [*gone, *failing]:
                 index.delete(url)
             index.commit()
