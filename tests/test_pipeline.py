@@ -13,7 +13,7 @@ from fixture_sites import Route, SiteServer, html_page
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import PagePipeline
-from trawl.pipeline.stage_pool import StagePool
+from trawl.pipeline.stage_pool import BUSY_WINDOW, StagePool
 from trawl.pipeline.upkeep import rebuild_index
 from trawl.records import CrawlUrl, FetchResult
 from trawl.search.searcher import search
@@ -353,3 +353,27 @@ async def test_a_pool_started_before_the_crawl_is_used_and_closed(
     assert urls_found(settings, "welcome fixture") == [site.url("/")]
     # The crawl closed the pool it was given: its workers are gone.
     assert not started & {p.pid for p in multiprocessing.active_children()}
+
+
+async def test_a_crawl_bound_by_politeness_parses_in_its_own_process(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # parse_workers -1 (the default): while the crawl waits on its hosts' delay the
+    # event loop has time to parse, and worker processes would only triple its memory.
+    site = serve(fixture_site())
+    settings = settings_for(tmp_path, delay=0.5, parse_workers=-1)  # about 4 s
+    before = {p.pid for p in multiprocessing.active_children()}
+    children: set[int | None] = set()
+
+    def progress(_: object) -> None:
+        children.update({p.pid for p in multiprocessing.active_children()} - before)
+
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        outcome = await crawl([site.url("/")], settings, store, progress)
+    finally:
+        store.close()
+    assert outcome.outcome == "complete" and outcome.indexed >= 4
+    assert outcome.seconds > BUSY_WINDOW  # a window was watched at least
+    assert urls_found(settings, "zebras") == [site.url("/about")]
+    assert not children

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import signal
@@ -18,6 +19,7 @@ from trawl.pipeline.stage_pool import (
     MAX_WORKERS,
     Page,
     StagePool,
+    saturated,
     start_pool,
     workers_for,
 )
@@ -142,3 +144,58 @@ async def test_documents_refuse_an_empty_batch() -> None:
     pool = StagePool(0)
     with pytest.raises(ValueError, match="at least 1"):
         _ = [fields async for fields in pool.documents([(page(1), [])], batch=0)]
+
+
+def test_a_thread_is_saturated_when_it_ran_most_of_the_time() -> None:
+    assert saturated(0.9, 1.0)
+    assert saturated(1.7, 2.0)
+    assert not saturated(0.5, 1.0)  # a crawl waiting on politeness: the loop idles
+    assert not saturated(0.0, 0.0)
+    assert saturated(0.5, 1.0, share=0.4)
+
+
+async def test_the_default_pool_parses_here_until_the_loop_is_busy() -> None:
+    # parse_workers -1: a crawl bound by politeness keeps one process (forked workers
+    # tripled its memory); the workers come only when the event loop has no time left.
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = start_pool(-1)
+    try:
+        body = html_page("Parsed here", "<p>Okapis live in the forest of Ituri.</p>").body
+        url = "http://127.0.0.1:1/okapi"
+        for _ in range(3):
+            parsed = await pool.parse(body, url, "text/html; charset=utf-8", None)
+            assert parsed == parse_page(body, url, "text/html; charset=utf-8", None)
+            await asyncio.sleep(0.05)
+        assert not pool.workers_started
+        assert not [p for p in multiprocessing.active_children() if p.pid not in before]
+    finally:
+        await pool.close()
+
+
+async def test_an_on_demand_pool_starts_its_workers_once_the_loop_is_busy() -> None:
+    before = {p.pid for p in multiprocessing.active_children()}
+    # Any use of the loop's thread in a window counts as busy here (share 0).
+    pool = StagePool(2, on_demand=True, window=0.05, share=0.0)
+    body = html_page("Parsed apart", "<p>Okapis live in the forest of Ituri.</p>").body
+    url = "http://127.0.0.1:1/okapi"
+    expected = parse_page(body, url, "text/html; charset=utf-8", None)
+    try:
+        assert await pool.parse(body, url, "text/html; charset=utf-8", None) == expected
+        assert not [p for p in multiprocessing.active_children() if p.pid not in before]
+        await asyncio.sleep(0.1)
+        # The window is over and the loop was "busy": the workers start, and the page
+        # is parsed here meanwhile, not held for their start-up.
+        assert await pool.parse(body, url, "text/html; charset=utf-8", None) == expected
+        assert pool.workers_started
+        started = [p for p in multiprocessing.active_children() if p.pid not in before]
+        assert len(started) == 2
+        for _ in range(600):  # the workers' start-up: a minute at most
+            if not pool.parsing_here():
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the workers never came up")
+        assert await pool.parse(body, url, "text/html; charset=utf-8", None) == expected
+    finally:
+        await pool.close()
+    assert not [p for p in multiprocessing.active_children() if p.pid not in before]

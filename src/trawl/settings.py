@@ -96,7 +96,8 @@ class Settings:
     )
     parse_workers: int = _setting(
         -1,
-        "Processes that parse pages and build index documents; 0: none, -1: one per core (max 4).",
+        "Processes that parse pages and build index documents; 0: none, -1: one per core"
+        " (max 4), a crawl's started only once its event loop is busy.",
         -1,
         64,
     )

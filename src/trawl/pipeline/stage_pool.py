@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import os
 import signal
 import threading
@@ -29,6 +30,8 @@ from typing import Any
 
 from trawl.records import PageRecord, ParsedPage
 
+log = logging.getLogger(__name__)
+
 MAX_WORKERS = 4
 # Pages per task when building documents: large enough that pickling and the round
 # trip are a small share, small enough that every worker gets a share of a short crawl.
@@ -37,6 +40,13 @@ DOCUMENT_BATCH = 32
 # pages, so fewer and larger tasks. Measured on SciFact's 5,183 documents, two
 # workers: 32 a task cost 1.61 CPU-s a build, 256 to 512 cost 1.41 to 1.51.
 BULK_DOCUMENT_BATCH = 256
+# A crawl's pool on demand (``parse_workers`` -1): pages are parsed in the event loop's
+# process until its thread has been busy BUSY_SHARE of a BUSY_WINDOW (seconds), then by
+# worker processes. A crawl bound by politeness leaves the loop idle most of the time
+# and never starts them: one process, where forked workers tripled the crawl's memory
+# (bench/RESULTS.md, "Many hosts: parsing on demand").
+BUSY_WINDOW = 2.0
+BUSY_SHARE = 0.85
 
 Page = tuple[PageRecord, Sequence[str]]  # a page and the anchor texts of links to it
 Fields = dict[str, Any]  # index_fields' answer
@@ -51,7 +61,11 @@ def start_pool(setting: int, *, parsing: bool = True, pool: StagePool | None = N
     imported, where spawned ones import the whole program again. In an event loop, a
     pool that parses in this process loads the parser beside the first requests
     (``warm_up``); ``parsing`` False: a pool that only builds documents."""
-    pool = pool or StagePool(workers_for(setting), parsing=parsing)
+    if pool is None:
+        # -1 is "as the work needs": a parsing pool starts its workers when the event
+        # loop is busy; one that only builds documents has a batch to build at once.
+        on_demand = setting < 0 and parsing
+        pool = StagePool(workers_for(setting), parsing=parsing, on_demand=on_demand)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -134,6 +148,11 @@ def _documents(pages: Sequence[Page]) -> list[Fields]:
     return [index_fields(record, anchors) for record, anchors in pages]
 
 
+def saturated(cpu: float, wall: float, share: float = BUSY_SHARE) -> bool:
+    """Whether a thread that ran ``cpu`` seconds in ``wall`` seconds had no time to spare."""
+    return wall > 0 and cpu >= share * wall
+
+
 def _batches(pages: Iterable[Page], size: int) -> Iterator[list[Page]]:
     it = iter(pages)
     while batch := list(islice(it, size)):
@@ -148,13 +167,59 @@ class StagePool:
     pool is made anew for the next one.
     """
 
-    def __init__(self, workers: int, *, parsing: bool = True) -> None:
+    def __init__(
+        self,
+        workers: int,
+        *,
+        parsing: bool = True,
+        on_demand: bool = False,
+        window: float = BUSY_WINDOW,
+        share: float = BUSY_SHARE,
+    ) -> None:
         """``parsing`` False: the pool only builds documents (``trawl index``, evaluation),
-        so its workers skip the parser's start-up (the language model, about 0.5 s)."""
+        so its workers skip the parser's start-up (the language model, about 0.5 s).
+        ``on_demand``: parse in this process, and start the workers only once the event
+        loop's thread ran at least ``share`` of a ``window`` (seconds) of wall time."""
         self._workers = workers
         self._parsing = parsing
+        self._on_demand = on_demand and workers > 0
+        self._window, self._share = window, share
+        # (wall, the loop thread's CPU) at the start of the window being watched
+        self._since: tuple[float, float] | None = None
+        self._started: list[Future[int]] = []  # each worker's first task: done once it is up
         self._pool: ProcessPoolExecutor | None = None
         self._warming: asyncio.Task[None] | None = None
+
+    @property
+    def workers_started(self) -> bool:
+        """Whether worker processes were started (an on-demand pool's may never be)."""
+        return self._pool is not None
+
+    def parsing_here(self) -> bool:
+        """Whether the next page is parsed in this process: no workers, or on demand and
+        not yet up (a page does not wait for a worker's start-up; it is parsed here)."""
+        if self._workers == 0:
+            return True
+        if not self._on_demand:
+            return False
+        return self._pool is None or not all(f.done() for f in self._started)
+
+    def _watch_load(self) -> None:
+        """Start the workers when the loop's thread had no time to spare for a window."""
+        now, cpu = time.monotonic(), time.thread_time()
+        if self._since is None or now - self._since[0] < self._window:
+            self._since = self._since or (now, cpu)
+            return
+        wall, busy = now - self._since[0], cpu - self._since[1]
+        self._since = (now, cpu)
+        if saturated(busy, wall, self._share):
+            log.info(
+                "parsing moves to %d worker processes: the event loop was busy %.0f%% of %.1f s",
+                self._workers,
+                100 * busy / wall,
+                wall,
+            )
+            self._launch(self._start_pool())
 
     def start(self) -> None:
         """Start the worker processes now (none: nothing to do), so that their start-up
@@ -163,26 +228,30 @@ class StagePool:
         Before anything starts a thread, so that the workers can be forked: see
         ``start_pool``.
         """
-        if self._workers > 0 and self._pool is None:
+        if self._workers > 0 and self._pool is None and not self._on_demand:
             fork = "fork" in get_all_start_methods() and threading.active_count() == 1
-            pool = self._start_pool("fork" if fork else "spawn")
-            # A pool starts its processes as tasks come (a spawning one, one per task
-            # while none is idle): one now for each, so no page waits for a start-up.
-            for _ in range(self._workers):
-                pool.submit(int)
+            self._launch(self._start_pool("fork" if fork else "spawn"))
+
+    def _launch(self, pool: ProcessPoolExecutor) -> None:
+        # A pool starts its processes as tasks come (a spawning one, one per task
+        # while none is idle): one now for each, so no page waits for a start-up.
+        self._started = [pool.submit(int) for _ in range(self._workers)]
 
     def warm_up(self) -> None:
         """``start``, or, when parsing in this process, load the parser's modules and
         the language model in a thread beside the first requests. In an event loop."""
         self.start()
-        if self._workers == 0 and self._parsing and self._warming is None:
+        here = self._workers == 0 or (self._on_demand and self._pool is None)
+        if here and self._parsing and self._warming is None:
             self._warming = asyncio.create_task(asyncio.to_thread(_warm))
 
     async def parse(
         self, body: bytes, url: str, content_type: str | None, content_language: str | None
     ) -> ParsedPage:
         """``parse_page``'s answer for one response."""
-        if self._workers == 0:
+        if self._on_demand and self._pool is None:
+            self._watch_load()
+        if self.parsing_here():
             return _parse(body, url, content_type, content_language)
         loop = asyncio.get_running_loop()
         try:
@@ -191,6 +260,7 @@ class StagePool:
             )
         except BrokenProcessPool:
             self._pool = None
+            self._started = []
             raise
 
     async def documents(
@@ -201,7 +271,7 @@ class StagePool:
         never all in memory."""
         if batch < 1:
             raise ValueError(f"pages per task must be at least 1, not {batch}")
-        if self._workers == 0:
+        if self._workers == 0 or (self._on_demand and self._pool is None):
             for own in _batches(pages, batch):
                 for fields in _documents(own):
                     yield fields
@@ -233,6 +303,7 @@ class StagePool:
         # Pure code on text already extracted should not crash a worker; if one
         # does, the batch is built here and the pool made anew for the next ones.
         self._pool = None
+        self._started = []
         return _documents(batch)
 
     def _start_pool(self, method: str = "spawn") -> ProcessPoolExecutor:
@@ -258,3 +329,4 @@ class StagePool:
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
+            self._started = []
