@@ -584,6 +584,16 @@ def test_soft_hyphens_do_not_split_words() -> None:
     assert text.splitlines() == PARAGRAPHS
 
 
+def test_decomposed_letters_come_out_composed() -> None:
+    # "geprüft" written as "u" and a combining diaeresis (as some editors save it): the
+    # text must hold the composed form a reader types, or a quoted search misses it.
+    decomposed = PARAGRAPHS[1].replace("ahead", "gepru\u0308ft ahead")
+    article = ARTICLE.replace(PARAGRAPHS[1], decomposed)
+    text = main_text(page(article))
+    assert PARAGRAPHS[1].replace("ahead", "geprüft ahead") in text.splitlines()
+    assert "\u0308" not in text
+
+
 @pytest.mark.parametrize("overlay", ["", "&nbsp;"])
 def test_row_of_teaser_cards_inside_the_article_cut(overlay: str) -> None:
     # "Most popular": cards of one class, each a title and an excerpt with a link over

@@ -17,6 +17,7 @@ every option tried, with its figures, is in bench/RESULTS.md.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -92,6 +93,10 @@ def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUN
     for invisible in INVISIBLE_CHARACTERS:
         if invisible in text:
             text = text.replace(invisible, "")
+    # A page written on some systems spells "ü" as "u" and a combining diaeresis: the
+    # same word to a reader, another string to the index and to a quoted search.
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
     return text
 
 
