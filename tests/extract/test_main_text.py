@@ -584,6 +584,20 @@ def test_soft_hyphens_do_not_split_words() -> None:
     assert text.splitlines() == PARAGRAPHS
 
 
+@pytest.mark.parametrize(("intro", "kept"), [("Our picks for the ride:", True), ("", False)])
+def test_list_of_links_the_prose_leads_into_kept(intro: str, kept: bool) -> None:
+    # A list of links is a box of them, unless a paragraph of the article announces it.
+    links = "".join(
+        f'<li><a href="https://shop.example/{n}">{name}</a></li>'
+        for n, name in enumerate(["Folding bicycle for the tram", "Rain jacket with hood"])
+    )
+    lead = f"<p><strong>{intro}</strong></p>" if intro else "<h3>More</h3>"
+    article = ARTICLE + lead + f"<ul>{links}</ul>" + f"<p>{PARAGRAPHS[0]}</p>"
+    text = main_text(page(article))
+    assert ("Folding bicycle for the tram" in text) is kept
+    assert all(p in text for p in PARAGRAPHS)
+
+
 def test_decomposed_letters_come_out_composed() -> None:
     # "geprüft" written as "u" and a combining diaeresis (as some editors save it): the
     # text must hold the composed form a reader types, or a quoted search misses it.

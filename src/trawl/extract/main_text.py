@@ -685,6 +685,8 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
         if not size or size > CLEAN_MAX_SHARE * whole:
             continue  # the bulk of the content: a table of contents is the page
         density = min(1.0, links[node.mem_id] / size)  # as _link_density(node, size)
+        if node.tag in {"ul", "ol"} and _introduced(node):
+            continue  # the prose leads into it: part of the article
         if density > tuning.clean_links_high or (
             # A list in the article's prose names its sources as links ("the Elbkantinchen
             # in Geesthacht"): only a list that is mostly links is a box of them (as
@@ -696,6 +698,22 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
         ):
             doomed.append(node)
     _remove(doomed)
+
+
+def _introduced(node: LexborNode) -> bool:
+    """Whether the list ``node`` follows a paragraph that announces it ("Our picks:").
+
+    A box of related links comes under a heading of its own; a list the article's
+    prose leads into is the article (its sources, the products it recommends), links
+    or not.
+    """
+    prev = node.prev
+    while prev is not None and prev.tag == "-text" and not (prev.text_content or "").strip():
+        prev = prev.prev
+    if prev is None or prev.tag != "p":
+        return False
+    text = _collapse(prev.text())
+    return text.endswith(":")
 
 
 def _teasers(node: LexborNode) -> bool:
