@@ -584,16 +584,27 @@ def test_soft_hyphens_do_not_split_words() -> None:
     assert text.splitlines() == PARAGRAPHS
 
 
-@pytest.mark.parametrize(("intro", "kept"), [("Our picks for the ride:", True), ("", False)])
-def test_list_of_links_the_prose_leads_into_kept(intro: str, kept: bool) -> None:
-    # A list of links is a box of them, unless a paragraph of the article announces it.
+@pytest.mark.parametrize(
+    ("intro", "site", "kept"),
+    [
+        ("Our picks for the ride:", "https://shop.example", True),
+        ("", "https://shop.example", False),  # under a heading: a box of links
+        ("Also read:", "https://news.example", False),  # more of the site's own pages
+        ("Also read:", "", False),
+        ("Broken links:", "http://[::1", False),  # never raises on a broken URL
+    ],
+)
+def test_list_of_links_the_prose_leads_into_kept(intro: str, site: str, kept: bool) -> None:
+    # A list of links is a box of them, unless a paragraph of the article leads into
+    # it and its links lead off the site (the article's picks, its sources).
     links = "".join(
-        f'<li><a href="https://shop.example/{n}">{name}</a></li>'
+        f'<li><a href="{site}/{n}">{name}</a></li>'
         for n, name in enumerate(["Folding bicycle for the tram", "Rain jacket with hood"])
     )
     lead = f"<p><strong>{intro}</strong></p>" if intro else "<h3>More</h3>"
     article = ARTICLE + lead + f"<ul>{links}</ul>" + f"<p>{PARAGRAPHS[0]}</p>"
-    text = main_text(page(article))
+    head = '<title>Tram</title><link rel="canonical" href="https://www.news.example/tram">'
+    text = main_text(page(article, head=head))
     assert ("Folding bicycle for the tram" in text) is kept
     assert all(p in text for p in PARAGRAPHS)
 

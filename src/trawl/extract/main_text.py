@@ -20,6 +20,7 @@ import functools
 import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -43,6 +44,7 @@ from trawl.extract.main_text_rules import (
     HIDING_CLASSES,
     HIDING_STYLES,
     INVISIBLE_CHARACTERS,
+    LED_LIST_ELSEWHERE,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
     MAYBE_HIDDEN_OR_FURNITURE,
@@ -710,10 +712,40 @@ def _introduced(node: LexborNode) -> bool:
     prev = node.prev
     while prev is not None and prev.tag == "-text" and not (prev.text_content or "").strip():
         prev = prev.prev
-    if prev is None or prev.tag != "p":
+    if prev is None or prev.tag != "p" or not _collapse(prev.text()).endswith(":"):
         return False
-    text = _collapse(prev.text())
-    return text.endswith(":")
+    # "Also read:" leads into a list too, of the site's own pages: the article's own
+    # list leads elsewhere.
+    host = _page_host(node)
+    if host is None:
+        return False
+    hrefs = [a.attrs.get("href") or "" for a in node.css("a[href]")]
+    elsewhere = sum(not _same_site(_host(href), host) for href in hrefs)
+    return elsewhere >= LED_LIST_ELSEWHERE * len(hrefs)
+
+
+def _page_host(node: LexborNode) -> str | None:
+    """The host of the page ``node`` is in, as its canonical link or og:url names it."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    canonical = root.css_first('link[rel="canonical"], meta[property="og:url"]')
+    if canonical is None:
+        return None
+    return _host(canonical.attrs.get("href") or canonical.attrs.get("content") or "")
+
+
+def _host(href: str) -> str | None:
+    try:
+        return urlsplit(href.strip()).hostname
+    except ValueError:  # "http://[::1" and other broken URLs: no host to compare
+        return None
+
+
+def _same_site(host: str | None, page: str) -> bool:
+    if host is None:
+        return True  # a relative link: the page's own site
+    return host.removeprefix("www.") == page.removeprefix("www.")
 
 
 def _teasers(node: LexborNode) -> bool:
