@@ -609,6 +609,22 @@ def test_list_of_links_the_prose_leads_into_kept(intro: str, site: str, kept: bo
     assert all(p in text for p in PARAGRAPHS)
 
 
+@pytest.mark.parametrize(("quote", "kept"), [("twitter-tweet", True), ("pull-quote", False)])
+def test_post_embedded_from_a_social_network_kept(quote: str, kept: bool) -> None:
+    # The site wraps an embedded tweet in a box named like a share bar; the post is
+    # quoted by the article. Any other box so named is still furniture.
+    post = (
+        f'<div class="social-media-embed"><blockquote class="{quote}"><p>The harbour'
+        " tram is finally coming, twenty years after the first plan was drawn up.</p>"
+        '&mdash; Mayor (@mayor) <a href="https://x.example/1">May 1, 2024</a>'
+        "</blockquote></div>"
+    )
+    article = ARTICLE.replace(f"<p>{PARAGRAPHS[1]}", post + f"<p>{PARAGRAPHS[1]}")
+    text = main_text(page(article))
+    assert ("twenty years after the first plan" in text) is kept
+    assert all(p in text for p in PARAGRAPHS)
+
+
 def test_decomposed_letters_come_out_composed() -> None:
     # "geprüft" written as "u" and a combining diaeresis (as some editors save it): the
     # text must hold the composed form a reader types, or a quoted search misses it.

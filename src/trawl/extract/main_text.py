@@ -37,6 +37,8 @@ from trawl.extract.main_text_rules import (
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
     DEFAULT_TUNING,
+    EMBEDDED_POST_SHARE,
+    EMBEDDED_POSTS,
     FURNITURE_LINE,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
@@ -246,9 +248,26 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
                 and len(text := node.text()) < half
                 and not text.isspace()
                 and text
+                and not _embedded_post(node, text)
             ):
                 doomed.append(node)
     _remove(doomed)
+
+
+def _embedded_post(node: LexborNode, text: str) -> bool:
+    """Whether ``node`` is mostly a post quoted from a social network ("twitter-tweet").
+
+    The platforms' embed code sets the post's text in a <blockquote> of their own
+    class, and sites wrap it in a box named "social-embed": a quotation of the
+    article, not a share bar.
+    """
+    quote = node if node.tag == "blockquote" else node.css_first("blockquote")
+    if quote is None:
+        return False
+    names = (quote.attrs.get("class") or "").lower().split()
+    return bool(EMBEDDED_POSTS.intersection(names)) and (
+        _size(quote.text()) >= EMBEDDED_POST_SHARE * _size(text)
+    )
 
 
 def _furniture(node: LexborNode) -> bool:

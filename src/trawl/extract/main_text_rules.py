@@ -142,6 +142,13 @@ BOILERPLATE = re.compile(_alternatives(BOILERPLATE_WORDS))
 # A class or id with one of these words names content, whatever else it says
 # ("article-header", "main-sidebar-layout").
 CONTENT_WORDS = ("article", "body", "content", "main", "column", "layout")
+# The classes the social networks' embed code gives the <blockquote> holding a post's
+# text: a post the article quotes, kept when its box (at least EMBEDDED_POST_SHARE
+# of the box's text) is named like a share bar ("social-media-embed").
+EMBEDDED_POSTS = frozenset(
+    {"twitter-tweet", "twitter-video", "instagram-media", "tiktok-embed", "reddit-embed-bq"}
+)
+EMBEDDED_POST_SHARE = 0.8
 NEVER_DROPPED = frozenset({"html", "body", "article", "main"})
 
 # Class weights: a container named like content is likelier the article; one named
