@@ -625,6 +625,20 @@ def test_post_embedded_from_a_social_network_kept(quote: str, kept: bool) -> Non
     assert all(p in text for p in PARAGRAPHS)
 
 
+@pytest.mark.parametrize(
+    ("last", "kept"),
+    [
+        ("Beitragsbild: Titelseite der Zeitung vom 2.4.2019, Ausriss.", False),
+        ("Photo credit: City archive", False),
+        ("Photo: " + PARAGRAPHS[0], True),  # a paragraph that starts so is prose
+    ],
+)
+def test_credit_of_the_photo_at_the_end_dropped(last: str, kept: bool) -> None:
+    text = main_text(page(ARTICLE + f"<p>{last}</p>"))
+    assert (last in text) is kept
+    assert all(p in text for p in PARAGRAPHS)
+
+
 def test_decomposed_letters_come_out_composed() -> None:
     # "geprüft" written as "u" and a combining diaeresis (as some editors save it): the
     # text must hold the composed form a reader types, or a quoted search misses it.

@@ -36,6 +36,7 @@ from trawl.extract.main_text_rules import (
     CARDS_SHARE,
     CLEAN_MAX_SHARE,
     CONTENT_WORDS,
+    CREDIT_LINE,
     DEFAULT_TUNING,
     EMBEDDED_POST_SHARE,
     EMBEDDED_POSTS,
@@ -168,7 +169,7 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     lines = _without_empty_headings(lines, tags)
     # What is left of a comment box at the end of the article: its label ("Comments",
     # "Post Comment (+)"). Only at the end: a table of the docs may hold the word.
-    while lines and FURNITURE_LINE.match(lines[-1]):
+    while lines and (FURNITURE_LINE.match(lines[-1]) or CREDIT_LINE.match(lines[-1])):
         lines.pop()
     # Only a line not much longer than a title can repeat it (as words, punctuation gone).
     longest = 2 * max((len(title) for title in titles), default=0) + 10

@@ -308,3 +308,11 @@ FURNITURE_LINE = re.compile(
     r"|kommentare|kommentieren|commentaires|comentarios|commenti)\W*(\(\W*\d*\W*\))?\W*$",
     re.IGNORECASE,
 )
+# A credit for the photo above the article, left as the text's last line once the
+# photo is gone ("Beitragsbild: Titelseite der FAZ, Ausriss."). Short: a paragraph
+# that starts so is prose.
+CREDIT_LINE = re.compile(
+    r"^(beitragsbild|titelbild|headerbild|bildquelle|bildnachweis|fotos?|bild|photos?"
+    r"|image|header image|featured image|photo credits?|credits?)\s*:.{0,120}$",
+    re.IGNORECASE,
+)
