@@ -639,6 +639,34 @@ def test_credit_of_the_photo_at_the_end_dropped(last: str, kept: bool) -> None:
     assert all(p in text for p in PARAGRAPHS)
 
 
+def test_block_of_the_article_in_a_second_column_kept() -> None:
+    # TYPO3 sets an article as blocks, one of them in a second column, wrapped deeper
+    # than the levels a paragraph gives points to: the column scores as its block.
+    box = [
+        "Our reporter looked it up in the archive: the first tram to the harbour ran in"
+        " 1901, drawn by horses, and carried fishermen and their catch to the market.",
+        "The horses were replaced by electric trams in 1912, and the line, loved by the"
+        " town, closed in 1961, when buses, cheaper to run, took over.",
+    ]
+    crumbs = " &rsaquo; ".join(
+        f'<a href="/{n}">{name}</a>'
+        for n, name in enumerate(
+            ["Home", "Topics", "Environment and climate today", "Transport in the city"]
+        )
+    )
+    html = f"""<html><head><title>Tram</title></head><body><nav><a href="/">Home</a></nav>
+    <div class="content"><div class="crumbs">{crumbs}</div>
+    <div class="col1"><div class="block"><article><h1>Tram line</h1><p>{PARAGRAPHS[0]}</p>
+      </article></div><div class="block"><article><div class="text"><p>{PARAGRAPHS[1]}</p>
+      <p>{PARAGRAPHS[2]}</p></div></article></div></div>
+    <div class="col2"><div class="frame"><div class="block"><article><p>{box[0]}</p>
+      <p>{box[1]}</p></article></div><div class="block"><div>© City archive, 1930</div>
+      </div></div></div></div><footer>Copyright</footer></body></html>"""
+    text = main_text(html)
+    assert all(p in text for p in PARAGRAPHS + box)
+    assert "Environment and climate" not in text
+
+
 def test_decomposed_letters_come_out_composed() -> None:
     # "geprüft" written as "u" and a combining diaeresis (as some editors save it): the
     # text must hold the composed form a reader types, or a quoted search misses it.

@@ -66,6 +66,7 @@ from trawl.extract.main_text_rules import (
     UNLIKELY,
     WHITESPACE,
     WORD,
+    WRAPPED_SHARE,
     WRAPPER_STOPS,
     Tuning,
 )
@@ -668,11 +669,16 @@ def _alike(
     if parent is None or parent.tag in {"html", "-document"}:
         return [node]
     parts = []
+    inner: dict[int, list[_Candidate]] | None = None  # taken once, when first needed
     for sibling in parent.iter():
         if sibling == node:
             parts.append(sibling)
             continue
         candidate = candidates.get(sibling.mem_id)
+        if candidate is None and sibling.tag in {"div", "section"}:
+            if inner is None:
+                inner = _under_siblings(parent, candidates)
+            candidate = _wrapped(sibling, inner.get(sibling.mem_id, []))
         if candidate is not None and candidate.score >= threshold:
             parts.append(sibling)
         elif sibling.tag == "p":
@@ -683,6 +689,53 @@ def _alike(
             ):
                 parts.append(sibling)
     return parts
+
+
+def _under_siblings(
+    parent: LexborNode, candidates: dict[int, _Candidate]
+) -> dict[int, list[_Candidate]]:
+    """The candidates inside each child of ``parent`` (by the child's mem_id).
+
+    One climb per candidate, remembering where each node led (as _block_of).
+    """
+    known: dict[int, int] = {}  # mem_id -> the child of parent above it (0: none)
+    inside: dict[int, list[_Candidate]] = {}
+    for candidate in candidates.values():
+        climbed = []
+        node: LexborNode | None = candidate.node
+        child = 0
+        while node is not None:
+            if node.mem_id in known:
+                child = known[node.mem_id]
+                break
+            above = node.parent
+            if above is not None and above.mem_id == parent.mem_id:
+                child = node.mem_id
+                break
+            climbed.append(node.mem_id)
+            node = above
+        for mem_id in climbed:
+            known[mem_id] = child
+        if child:
+            inside.setdefault(child, []).append(candidate)
+    return inside
+
+
+def _wrapped(node: LexborNode, inside: list[_Candidate]) -> _Candidate | None:
+    """The best candidate in ``node`` that holds nearly all of it: ``node`` only wraps it.
+
+    A column around a block of the article (a box, a second column) is never scored
+    itself when the paragraphs sit deeper than the levels they give points to.
+    """
+    if not inside:
+        return None
+    size = _size(node.text())
+    best = None
+    for candidate in sorted(inside, key=lambda c: c.score, reverse=True):
+        if _size(candidate.node.text()) >= WRAPPED_SHARE * size:
+            best = candidate
+            break
+    return best
 
 
 def _clean(part: LexborNode, tuning: Tuning) -> None:

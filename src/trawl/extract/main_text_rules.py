@@ -282,6 +282,9 @@ THIN_WRAPPER_SHARE = 0.1
 WRAPPER_STOPS = frozenset(
     {"body", "html", "article", "main", "-document"}
 )  # a block holding more of the content than this is the content
+# A sibling of the content that only wraps a candidate (this share of its text) scores
+# as that candidate.
+WRAPPED_SHARE = 0.8
 # Deeper trees are broken or hostile (real pages nest under 60 levels): the scoring
 # walks up from paragraphs, which would cost depth x size on them.
 MAX_DEPTH = 128
