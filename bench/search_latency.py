@@ -1,6 +1,6 @@
 """Search latency as users meet it: results pages with snippets, in-process and served.
 
-    .venv/bin/python bench/search_latency.py [--data DIR] [--quick]
+    .venv/bin/python bench/search_latency.py [--data DIR] [--quick] [--served-only]
 
 - SciFact (5,183 abstracts, 300 test queries x 3 rounds): a results page of 10 through
   ``search()`` (ranking, stored pages, snippets: what the API answers) beside bm25s's
@@ -8,7 +8,8 @@
 - The PostgreSQL manual (crawled into a temporary folder, or ``--data`` given): the
   service bench's 30 queries through ``search()`` and through ``trawl serve``'s
   ``/api/search`` with 1 and with 8 concurrent clients. Targets: p95 under 15 ms with one
-  client, under 60 ms with 8.
+  client, under 60 ms with 8. Beside wall time, the CPU a request costs (this process for
+  ``search()``, the server process over HTTP), which a loaded machine barely moves.
 
 Appends a section to bench/RESULTS.md (not with --quick).
 """
@@ -77,30 +78,48 @@ def scifact(rounds: int) -> str:
     )
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far: the server's
+    cost of a request, which the machine's other work barely moves, unlike wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ms(seconds: float, requests: int) -> str:
+    return f"{seconds / requests * 1000:.2f}"
+
+
 def manual(data: Path | None, passes: int) -> str:
     with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
         if data is None:
             data = Path(tmp) / "data"
             with static_server(SITE) as base:
                 crawl_manual(data, base)
+        cpu_before = time.process_time()
         local = in_process(data, passes)
+        # in_process warms the reader with one pass of its own: its share taken out.
+        local_cpu = (time.process_time() - cpu_before) * passes / (passes + 1)
         server, base = serve(data)
+        runs = {}
         try:
             over_http(base, 1, 1)  # warm up
-            runs = {n: over_http(base, n, passes) for n in (1, 8)}
+            for n in (1, 8):
+                before = process_cpu(server.pid)
+                latencies, rate = over_http(base, n, passes)
+                runs[n] = (latencies, rate, process_cpu(server.pid) - before)
         finally:
             server.terminate()
             server.wait(timeout=30)
     rows = [
-        "| how | clients | requests | p50 ms | p95 ms | requests/s |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| how | clients | requests | p50 ms | p95 ms | requests/s | CPU ms/request |",
+        "|---|---:|---:|---:|---:|---:|---:|",
         f"| in-process `search()` | 1 | {len(local)} | {ms(local, 0.5)} | {ms(local, 0.95)}"
-        f" | {len(local) / sum(local):.0f} |",
+        f" | {len(local) / sum(local):.0f} | {cpu_ms(local_cpu, len(local))} |",
     ]
-    for clients, (latencies, rate) in runs.items():
+    for clients, (latencies, rate, cpu) in runs.items():
         rows.append(
             f"| HTTP `/api/search` | {clients} | {len(latencies)} | {ms(latencies, 0.5)}"
-            f" | {ms(latencies, 0.95)} | {rate:.0f} |"
+            f" | {ms(latencies, 0.95)} | {rate:.0f} | {cpu_ms(cpu, len(latencies))} |"
         )
     return "\n".join(rows)
 
@@ -109,12 +128,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, help="A crawled PostgreSQL manual to reuse.")
     parser.add_argument("--quick", action="store_true", help="Fewer passes; nothing recorded.")
+    parser.add_argument("--served-only", action="store_true", help="Skip SciFact.")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     parts = [
-        ("SciFact: a results page against bm25s", partial(scifact, 1 if args.quick else 3)),
         ("The PostgreSQL manual, served", partial(manual, args.data, 1 if args.quick else 5)),
     ]
+    if not args.served_only:
+        parts.insert(
+            0, ("SciFact: a results page against bm25s", partial(scifact, 1 if args.quick else 3))
+        )
     return run_and_record(
         "Search latency",
         parts,
