@@ -181,6 +181,14 @@ class Settings:
     )
     per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)
     max_per_page: int = _setting(100, "Most search results one page may hold.", 1, 1000)
+    search_cache_size: int = _setting(
+        512,
+        "Result pages `trawl serve` keeps, each for the index commit it came from, so a"
+        " repeated search (a reload, a page back, a popular query) skips ranking and"
+        " snippets; 0: none.",
+        0,
+        100_000,
+    )
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)
     recrawl_hours: float = _setting(
         0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."

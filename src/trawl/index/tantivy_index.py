@@ -370,6 +370,11 @@ class IndexReader:
             return None
         return (found.st_ino, found.st_mtime_ns, found.st_size)
 
+    @property
+    def generation(self) -> tuple[int, int, int] | None:
+        """The commit this view loaded (None: not known); the same mark, the same answers."""
+        return self._commit
+
     def num_docs(self) -> int:
         self.reload()
         return int(self._searcher.num_docs)
