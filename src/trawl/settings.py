@@ -182,7 +182,7 @@ class Settings:
     per_page: int = _setting(20, "Search results per page unless a request asks otherwise.", 1)
     max_per_page: int = _setting(100, "Most search results one page may hold.", 1, 1000)
     search_cache_size: int = _setting(
-        512,
+        256,
         "Result pages `trawl serve` keeps, each for the index commit it came from, so a"
         " repeated search (a reload, a page back, a popular query) skips ranking and"
         " snippets; 0: none.",
