@@ -121,6 +121,7 @@ def serve(data: Path, **settings: str) -> tuple[subprocess.Popen[bytes], str]:
             return server, base
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()  # not left listening after the bench ends
                 raise SystemExit("bench: trawl serve did not start") from None
             time.sleep(0.1)
 
