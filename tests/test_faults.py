@@ -16,6 +16,7 @@ import pytest
 from fixture_sites import Route, SiteServer, html_page
 from trawl.faults import ENV
 from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline.health import is_embedded
 from trawl.pipeline.integrity import full_check
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
@@ -219,3 +220,26 @@ def test_an_index_rebuild_killed_at_its_commit(serve: Serve, data: Data, step: s
 
     assert again.returncode == 0, again.stderr
     assert data.agreed() == urls(en, en.routes) | urls(de, de.routes)
+
+
+def test_a_crawl_killed_before_its_embedded_mark_is_resumed_embedded(
+    serve: Serve, data: Data
+) -> None:
+    """Killed between its crawl-log row and its mark: the run that resumes it is still
+    an embedded crawl, which no worker may join."""
+    site = serve(english("alpaca", "bison"))
+    killed = data.run("crawl", site.url("/"), step="crawl.after_begin")
+    assert killed.returncode == KILLED, killed.stderr
+    resumed = data.run("crawl", site.url("/"), step="crawl_end.before_index_commit")
+    assert resumed.returncode == KILLED, resumed.stderr
+
+    store = data.open()
+    try:
+        running = store.crawls(limit=1)[0]
+        assert running.resumed_from is not None
+        assert is_embedded(store, running.id)
+    finally:
+        store.close()
+    again = data.run("crawl", site.url("/"))
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, site.routes)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier
 from trawl.errors import InvalidUrl, RenderError
+from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
@@ -26,6 +27,7 @@ from trawl.pipeline.health import (
     CapLog,
     CappedFrontier,
     DepthCap,
+    is_embedded,
     judge_crawl,
     mark_embedded,
 )
@@ -181,9 +183,12 @@ async def crawl(
         for url in start_urls:
             store.add_site(url)
         crawl_id = store.begin_crawl(start_urls, previous.id if previous else None)
+        fault_point("crawl.after_begin")
         if on_begin is not None:
             on_begin(crawl_id)
-        if previous is None:  # a resumed run carries the mark over with its frontier
+        # A resumed run carries the mark over with its frontier, unless the run it
+        # resumes was killed before it made its own.
+        if not is_embedded(store, crawl_id):
             mark_embedded(store, crawl_id, start_urls[0])
         pipeline = PagePipeline(
             store,
