@@ -5,6 +5,8 @@ store and index agree and no committed page is lost. On SQLite and PostgreSQL.""
 from __future__ import annotations
 
 import os
+import random
+import resource
 import signal
 import subprocess
 import sys
@@ -47,10 +49,21 @@ class Data:
             env[ENV] = step
         return env
 
-    def run(self, *args: str, step: str | None = None) -> subprocess.CompletedProcess[str]:
-        return self.python("-m", "trawl", *args, step=step)
+    def run(
+        self, *args: str, step: str | None = None, max_file: int | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return self.python("-m", "trawl", *args, step=step, max_file=max_file)
 
-    def python(self, *args: str, step: str | None = None) -> subprocess.CompletedProcess[str]:
+    def python(
+        self, *args: str, step: str | None = None, max_file: int | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``max_file``: no file grows past this many bytes (RLIMIT_FSIZE), as on a full
+        disk: a write past it fails (EFBIG; Python ignores SIGXFSZ)."""
+
+        def limit() -> None:
+            if max_file is not None:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (max_file, max_file))
+
         return subprocess.run(
             [sys.executable, *args],
             capture_output=True,
@@ -58,6 +71,7 @@ class Data:
             timeout=180,
             env=self.env(step),
             check=False,
+            preexec_fn=limit,  # setrlimit only: safe before exec
         )
 
     def open(self) -> Store:
@@ -240,6 +254,37 @@ def test_a_crawl_killed_before_its_embedded_mark_is_resumed_embedded(
         assert is_embedded(store, running.id)
     finally:
         store.close()
+    again = data.run("crawl", site.url("/"))
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, site.routes)
+
+
+def big_pages(count: int) -> dict[str, Route]:
+    """Pages of about 60 KB of distinct words: a few fill a small file size limit."""
+    rng = random.Random(count)
+    routes = {"/": html_page("Home", "".join(f'<a href="/b{i}">b</a>' for i in range(count)))}
+    for i in range(count):
+        words = " ".join(f"w{rng.randrange(10**6)}" for _ in range(8000))
+        routes[f"/b{i}"] = html_page(f"Big {i}", f"<p>{words}</p>")
+    return routes
+
+
+@pytest.mark.parametrize("room", [200_000, 1_000_000, 3_000_000])
+def test_a_crawl_out_of_disk_stops_clearly_and_loses_nothing(
+    serve: Serve, tmp_path: Path, room: int
+) -> None:
+    """A full disk is not one page's fault: the crawl stops at once with one clear error
+    (no traceback, no page after page failing), and given room the same command
+    finishes with every page stored and indexed."""
+    data = Data(tmp_path / "data", str(tmp_path / "data" / "trawl.sqlite"))
+    site = serve(big_pages(30))
+
+    full = data.run("crawl", site.url("/"), max_file=room)
+
+    assert full.returncode == 3, full.stderr  # ExitCode.NO_DATA: the store or the index
+    assert "disk is full" in full.stderr, full.stderr
+    assert "Traceback" not in full.stderr, full.stderr
+    assert full.stderr.count("\n") < 5, full.stderr  # one error, not one per page
     again = data.run("crawl", site.url("/"))
     assert again.returncode == 0, again.stderr
     assert data.agreed() == urls(site, site.routes)

@@ -16,6 +16,7 @@
     ├── SitemapError           a sitemap is malformed, hostile or over a limit
     ├── StoreError             the store cannot be opened or migrated
     ├── SearchIndexError       the index cannot be opened or written
+    │   └── DiskFull           (and a StoreError) no room to write: the command stops
     ├── QueryError             a search request is unusable (bad page number, ...)
     └── ServiceError           the server refuses a request
         ├── Unauthorized       no API key, or not a known one
@@ -104,6 +105,12 @@ class StoreError(TrawlError):
 
 class SearchIndexError(TrawlError):
     """The search index could not be opened or written."""
+
+
+class DiskFull(StoreError, SearchIndexError):
+    """The store or the index could not write for want of room (a full disk, a file
+    size limit, a failed write). Not one page's fault: the command stops, leaving what
+    it committed, and the same command resumes once there is room."""
 
 
 class QueryError(TrawlError):

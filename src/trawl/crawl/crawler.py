@@ -33,7 +33,7 @@ from trawl.crawl.policy import (
     Retry,
     Slow,
 )
-from trawl.errors import FetchError, InvalidUrl, SitemapError
+from trawl.errors import DiskFull, FetchError, InvalidUrl, SitemapError
 from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
 from trawl.records import CrawlUrl, FetchResult, Href, Skip, SkipKind
 from trawl.robots.policy import RobotsPolicy
@@ -317,6 +317,8 @@ class Crawler:
             self._reserved += 1
             try:
                 await self._crawl_one(item, loop, slot)
+            except DiskFull:
+                raise  # no page's fault: every page after it would fail the same way
             except Exception:
                 # The page boundary: whatever one page does to us (a header no parser
                 # foresaw, a store that refuses a value) ends that page, never the crawl.
@@ -415,6 +417,8 @@ class Crawler:
             item = replace(item, lastmod=self._lastmods.pop(item.url))
         try:
             found = await self._sink.fetched(item, result)
+        except DiskFull:
+            raise
         except Exception:
             self._internal_error(item)
             return
@@ -457,6 +461,8 @@ class Crawler:
         self.stats.skip("internal error (see the log)", item.url)
         try:
             self._sink.failed(item, "internal error while processing the page")
+        except DiskFull:
+            raise
         except Exception:
             # The sink itself failing (the store) must not end the crawl either.
             log.exception("recording the failure of %s failed", item.url)

@@ -12,6 +12,7 @@ engine's whitespace tokenizer: the engine never stems or lower-cases.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ from typing import Any
 import tantivy
 
 from trawl.analysis.text import STEMMED_LANGUAGES
-from trawl.errors import SearchIndexError
+from trawl.errors import DiskFull, SearchIndexError
 from trawl.index.documents import (
     LONG,
     SEPARATOR,
@@ -130,7 +131,20 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
             write_atomically(marker, json.dumps({"version": SCHEMA_VERSION}))
         return index
     except (OSError, ValueError) as e:
-        raise SearchIndexError(f"cannot open index at {path}: {e}") from e
+        raise _write_error(f"cannot open index at {path}", e) from e
+
+
+# The engine's errors reach Python as ValueError text: these name a write that found no
+# room (ENOSPC, EFBIG past a file size limit).
+_NO_ROOM = ("No space left on device", "os error 28", "File too large", "os error 27")
+
+
+def _write_error(doing: str, error: Exception) -> SearchIndexError:
+    """``error`` as Trawl's: a full disk stops the command (DiskFull), not one page."""
+    full = isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EFBIG)
+    if full or any(sign in str(error) for sign in _NO_ROOM):
+        return DiskFull(f"{doing}: the disk is full ({error})")
+    return SearchIndexError(f"{doing}: {error}")
 
 
 def _marker_version(marker: Path) -> int | None:
@@ -213,7 +227,7 @@ class IndexWriter:
         try:
             self._writer.add_document(document)  # may spill a segment to disk
         except ValueError as e:
-            raise SearchIndexError(f"cannot write the index: {e}") from e
+            raise _write_error("cannot write the index", e) from e
         self.pending += 1
 
     def delete(self, url: str) -> None:
@@ -225,7 +239,7 @@ class IndexWriter:
             try:
                 self._writer.commit()
             except ValueError as e:  # a full disk, say
-                raise SearchIndexError(f"cannot commit the index: {e}") from e
+                raise _write_error("cannot commit the index", e) from e
             self.pending = 0
             self._searcher = None
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from trawl.errors import StoreError
+from trawl.errors import DiskFull, StoreError
 from trawl.extras import reraise_missing
 
 try:
@@ -92,7 +92,7 @@ class PooledDatabase:
             with self._pool.connection() as conn:
                 yield conn
         except (psycopg.Error, PoolTimeout) as e:
-            raise StoreError(f"store {self._where}: {e}") from e
+            raise _store_error(self._where, e) from e
 
     @contextmanager
     def transaction(self, mode: str = "") -> Iterator[PooledDatabase]:
@@ -112,7 +112,7 @@ class PooledDatabase:
             try:
                 cursor = conn.execute(_sql(sql), [_clean(p) for p in parameters])
             except psycopg.Error as e:
-                raise StoreError(f"store {self._where}: {e}") from e
+                raise _store_error(self._where, e) from e
             rows = cursor.fetchall() if cursor.description is not None else []
             return _Rows(rows, cursor.rowcount)
 
@@ -124,7 +124,7 @@ class PooledDatabase:
             try:
                 cursor.executemany(_sql(sql), rows)
             except psycopg.Error as e:
-                raise StoreError(f"store {self._where}: {e}") from e
+                raise _store_error(self._where, e) from e
 
     def stream(self, sql: str, parameters: Sequence[Any] = (), /) -> Iterator[Any]:
         # A server-side cursor in its own transaction: rows come in batches.
@@ -138,10 +138,17 @@ class PooledDatabase:
                 cursor.execute(_sql(sql), [_clean(p) for p in parameters])
                 yield from cursor
             except psycopg.Error as e:
-                raise StoreError(f"store {self._where}: {e}") from e
+                raise _store_error(self._where, e) from e
 
     def close(self) -> None:
         self._pool.close()
+
+
+def _store_error(where: str, error: Exception) -> StoreError:
+    # SQLSTATE class 53: the server ran out of disk (53100), memory or connections.
+    if isinstance(error, psycopg.errors.DiskFull):
+        return DiskFull(f"store {where}: cannot write, the server's disk is full ({error})")
+    return StoreError(f"store {where}: {error}")
 
 
 def _sql(sql: str) -> str:

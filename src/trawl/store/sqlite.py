@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from trawl.errors import StoreError
+from trawl.errors import DiskFull, StoreError
 from trawl.store.dialect import SQLITE
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 from trawl.store.sql_store import SqlStore
@@ -36,7 +36,9 @@ class SQLiteStore(SqlStore):
             db.execute("PRAGMA busy_timeout=10000")
             if check_schema:
                 migrate(db)
-        except (sqlite3.Error, OSError) as e:
+        except sqlite3.Error as e:
+            raise _store_error(str(path), e, "cannot open store") from e
+        except OSError as e:
             raise StoreError(f"cannot open store {path}: {e}") from e
         super().__init__(SQLiteDatabase(db, str(path)), SQLITE)
 
@@ -112,8 +114,15 @@ class SQLiteDatabase:
         self._sqlite.close()
 
 
-def _store_error(where: str, error: sqlite3.Error) -> StoreError:
-    return StoreError(f"store {where}: {error}")
+# SQLite's answers to a write that found no room: SQLITE_FULL (ENOSPC) and a failed
+# write (EFBIG past a file size limit, EIO), extended code SQLITE_IOERR_WRITE.
+_NO_ROOM = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR_WRITE})
+
+
+def _store_error(where: str, error: sqlite3.Error, doing: str = "store") -> StoreError:
+    if getattr(error, "sqlite_errorcode", None) in _NO_ROOM:
+        return DiskFull(f"{doing} {where}: cannot write, the disk is full ({error})")
+    return StoreError(f"{doing} {where}: {error}")
 
 
 def migrate(db: sqlite3.Connection) -> int:
@@ -134,6 +143,9 @@ def migrate(db: sqlite3.Connection) -> int:
             db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
             db.execute("COMMIT")
         except sqlite3.Error:
-            db.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk, an I/O error): a second
+            # ROLLBACK would raise and hide why the migration failed.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
     return SCHEMA_VERSION - current
