@@ -288,3 +288,26 @@ def test_a_crawl_out_of_disk_stops_clearly_and_loses_nothing(
     again = data.run("crawl", site.url("/"))
     assert again.returncode == 0, again.stderr
     assert data.agreed() == urls(site, site.routes)
+
+
+def test_check_repair_closes_a_run_whose_process_died(serve: Serve, data: Data) -> None:
+    """A run killed with no crawl after it stayed `running` for good (and /healthz,
+    seeing a crawl at work, never compared store and index again): `trawl check
+    --repair`, holding the crawl lock, marks it interrupted, and it still resumes."""
+    site = serve(english("alpaca", "bison"))
+    killed = data.run("crawl", site.url("/"), step="crawl_end.before_index_commit")
+    assert killed.returncode == KILLED, killed.stderr
+
+    repaired = data.run("check", "--repair")
+
+    assert repaired.returncode == 0, repaired.stderr
+    assert "1 crawls left running by a process that died" in repaired.stdout
+    store = data.open()
+    try:
+        assert store.crawls(limit=1)[0].outcome == "interrupted"
+    finally:
+        store.close()
+    again = data.run("crawl", site.url("/"))
+    assert again.returncode == 0, again.stderr
+    assert "complete (resumes crawl" in again.stdout, again.stdout
+    assert data.agreed() == urls(site, site.routes)

@@ -46,6 +46,8 @@ def check(
     except TrawlError as e:
         raise fail(str(e)) from None
     found = checked.found
+    if checked.interrupted:
+        typer.echo(f"{checked.interrupted} crawls left running by a process that died: interrupted")
     typer.echo(found.summary())
     for kind, urls in found.samples.items():
         for url in urls:

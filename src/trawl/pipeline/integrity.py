@@ -147,6 +147,7 @@ class Checked:
     found: Drift
     repaired: int = 0
     after: Drift | None = None  # the check again, after a repair
+    interrupted: int = 0  # runs left `running` by a process that died, marked so
 
 
 async def check_index(
@@ -158,16 +159,20 @@ async def check_index(
     if mend:
         writer = IndexWriter(settings.index_path)  # made when missing; the crawl lock too
         try:
+            # Holding the crawl lock, a run still marked running has died (a killed
+            # `trawl serve` or crawl no one ran again): left so, /healthz would never
+            # compare store and index again. The next crawl of it still resumes it.
+            interrupted = store.interrupt_running()
             reader = IndexReader(settings.index_path)
             found = full_check(store, reader)
             if found.agrees:
-                return Checked(found)
+                return Checked(found, interrupted=interrupted)
             pool = start_pool(settings.parse_workers, parsing=False)
             try:
                 repaired = await repair(store, writer, found, pool)
             finally:
                 await pool.close()
-            return Checked(found, repaired, full_check(store, reader))
+            return Checked(found, repaired, full_check(store, reader), interrupted)
         finally:
             writer.close()
     reader = IndexReader(settings.index_path)
