@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from fixture_sites import Route, SiteServer, html_page
 from trawl.faults import ENV
-from trawl.index.tantivy_index import IndexReader
+from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.health import is_embedded
 from trawl.pipeline.integrity import full_check
 from trawl.store.base import Store
@@ -35,13 +36,15 @@ class Data:
         self.folder = folder
         self.store = store
 
+    workers = "0"  # TRAWL_PARSE_WORKERS
+
     def env(self, step: str | None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
         env |= {
             "TRAWL_DATA": str(self.folder),
             "TRAWL_STORE": self.store,
             "TRAWL_DELAY": "0",
-            "TRAWL_PARSE_WORKERS": "0",
+            "TRAWL_PARSE_WORKERS": self.workers,
             "TRAWL_EVICT_LANGUAGES": "en",
             "TRAWL_EVICT_MIN_QUALITY": "0",  # only the language rule evicts
         }
@@ -311,3 +314,23 @@ def test_check_repair_closes_a_run_whose_process_died(serve: Serve, data: Data) 
     assert again.returncode == 0, again.stderr
     assert "complete (resumes crawl" in again.stdout, again.stdout
     assert data.agreed() == urls(site, site.routes)
+
+
+def test_a_repair_killed_leaves_the_crawl_lock_free_at_once(serve: Serve, data: Data) -> None:
+    """The stage pool's workers outlive a kill -9 by up to a second: forked while the
+    index writer was open, they held its lock, and the next command was refused."""
+    site = serve(english("alpaca", "bison", "camel"))
+    assert data.run("crawl", site.url("/")).returncode == 0
+    shutil.rmtree(data.folder / "index")  # drift for the repair to mend
+    data.workers = "2"
+
+    # Waited for alone: reading its output to the end would wait for the workers too.
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "trawl", "check", "--repair"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=data.env("repair.before_commit"),
+    )
+
+    assert killed.wait(timeout=180) == KILLED
+    IndexWriter(data.folder / "index").close()  # not "being written by another process"

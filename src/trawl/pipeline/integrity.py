@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, start_pool
 from trawl.settings import Settings
@@ -122,6 +123,7 @@ async def repair(store: Pages, writer: IndexWriter, drift: Drift, pool: StagePoo
 
     async for fields in pool.documents(pages(), batch=BULK_DOCUMENT_BATCH):
         writer.upsert_fields(fields)
+    fault_point("repair.before_commit")
     writer.commit()
     return len(drift.extra) + len(set(drift.missing) | set(drift.doubled))
 
@@ -157,7 +159,15 @@ async def check_index(
     repair what differs (a missing index is built). SearchIndexError when the index
     cannot be read (and ``mend`` is off)."""
     if mend:
-        writer = IndexWriter(settings.index_path)  # made when missing; the crawl lock too
+        # The pool first: a worker forked after the writer opened would hold the crawl
+        # lock's file, and keep it locked for up to a second after a kill -9 of this
+        # command, refusing the next crawl.
+        pool = start_pool(settings.parse_workers, parsing=False)
+        try:
+            writer = IndexWriter(settings.index_path)  # made when missing; the crawl lock
+        except BaseException:
+            await pool.close()
+            raise
         try:
             # Holding the crawl lock, a run still marked running has died (a killed
             # `trawl serve` or crawl no one ran again): left so, /healthz would never
@@ -167,13 +177,10 @@ async def check_index(
             found = full_check(store, reader)
             if found.agrees:
                 return Checked(found, interrupted=interrupted)
-            pool = start_pool(settings.parse_workers, parsing=False)
-            try:
-                repaired = await repair(store, writer, found, pool)
-            finally:
-                await pool.close()
+            repaired = await repair(store, writer, found, pool)
             return Checked(found, repaired, full_check(store, reader), interrupted)
         finally:
+            await pool.close()
             writer.close()
     reader = IndexReader(settings.index_path)
     return Checked(full_check(store, reader) if full else quick_check(store, reader))
