@@ -217,9 +217,10 @@ async def crawl(
         if previous is not None:
             for url in store.frontier_finished(crawl_id):
                 frontier.mark_seen(url)
-                # What the interrupted run fetched was never indexed (see fetched):
-                # it is, with this run's pages, when this run ends.
-                carried.append(url)
+            # What the interrupted run fetched was never indexed (see fetched): it is,
+            # with this run's pages, when this run ends. Only what it fetched: each URL
+            # carried is a store read at the end, and a run may have skipped 100,000s.
+            carried = store.frontier_fetched(crawl_id)
             resume = store.frontier_pending(crawl_id)
         importing = asyncio.create_task(_import_end_modules())
         try:

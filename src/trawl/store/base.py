@@ -140,6 +140,10 @@ class FrontierLog(Protocol):
 
     def frontier_finished(self, crawl_id: int) -> list[str]: ...
 
+    def frontier_fetched(self, crawl_id: int) -> list[str]:
+        """The URLs whose answer the run saved (not those skipped or failed)."""
+        ...
+
     def frontier_counts(self, crawl_id: int) -> dict[str, int]: ...
 
     def host_tallies(self, crawl_id: int) -> dict[str, HostTally]:

@@ -131,6 +131,12 @@ class FrontierQueries:
         )
         return [u for (u,) in rows]
 
+    def frontier_fetched(self, crawl_id: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT url FROM frontier WHERE crawl_id = ? AND state = 'fetched'", (crawl_id,)
+        )
+        return [u for (u,) in rows]
+
     def frontier_counts(self, crawl_id: int) -> dict[str, int]:
         rows = self._db.execute(
             "SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state", (crawl_id,)
