@@ -6,8 +6,12 @@ import asyncio
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -199,3 +203,49 @@ async def test_an_on_demand_pool_starts_its_workers_once_the_loop_is_busy() -> N
     finally:
         await pool.close()
     assert not [p for p in multiprocessing.active_children() if p.pid not in before]
+
+
+DIES_AT_ONCE = """
+import os, signal
+from trawl.pipeline.stage_pool import StagePool
+pool = StagePool(1)
+pool._start_pool("spawn").submit(int)  # the worker imports the program: seconds
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _marked(mark: str) -> list[int]:
+    """The processes whose environment holds ``mark``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_worker_whose_parent_died_while_it_started_exits() -> None:
+    """The parent killed before its spawned worker ran its initializer: the worker
+    took init for its parent and watched it for ever, an orphan holding the parser's
+    memory (found after `trawl serve` was killed mid-start by bench/kill_anywhere.py)."""
+    mark = f"TRAWL_TEST_ORPHAN={os.getpid()}-{time.monotonic_ns()}"
+    name, value = mark.split("=")
+    parent = subprocess.run(
+        [sys.executable, "-c", DIES_AT_ONCE],
+        env={**os.environ, name: value},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert parent.returncode == -signal.SIGKILL
+    deadline = time.monotonic() + 60  # the worker's start-up, then one look at its parent
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _marked(mark)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "the worker outlived its parent"

@@ -91,28 +91,31 @@ def workers_for(setting: int) -> int:
 PARENT_CHECK = 1.0  # seconds between a worker's looks at whether its parent still lives
 
 
-def _worker_start(parsing: bool) -> None:
-    """A worker process's initializer: watch the parent, then warm up.
+def _worker_start(parsing: bool, parent: int) -> None:
+    """A worker process's initializer: watch the parent (pid ``parent``), then warm up.
 
     Ctrl-C and a SIGTERM to the process group reach the workers too; the parent
     stops the crawl on them and still needs its workers to close it (the end's index
     documents), so they ignore both: the parent's shutdown or death ends them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _exit_with_parent()
+    _exit_with_parent(parent)
     if parsing:
         _warm()
     else:
         _warm_documents()
 
 
-def _exit_with_parent() -> None:
+def _exit_with_parent(parent: int) -> None:
     """End this worker within PARENT_CHECK seconds of its parent's death (kill -9).
 
     A forked worker holds the task queue's pipe open itself, so it would never see
     the parent go and would wait on the queue for ever, with the parser's memory.
     """
-    parent = os.getppid()
+    if os.getppid() != parent:
+        # It died while this worker started (a spawned one imports the whole program
+        # first): the worker would have watched its new parent, init, for ever.
+        os._exit(0)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -314,7 +317,7 @@ class StagePool:
                 self._workers,
                 mp_context=get_context(method),
                 initializer=_worker_start,
-                initargs=(self._parsing,),
+                initargs=(self._parsing, os.getpid()),
             )
         return self._pool
 
