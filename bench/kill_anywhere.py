@@ -1,0 +1,664 @@
+"""kill -9 at instants nobody chose: real `trawl` commands against a loopback site,
+each sent SIGKILL after a random delay, then run again; the store and the index
+must agree and hold what the site holds.
+
+    .venv/bin/python bench/kill_anywhere.py [--trials 20] [--scenario NAME ...] [--seed 1]
+
+Scenarios (each keeps one data folder across its trials, so a trial starts from
+whatever the last kill and resume left, as a real installation would):
+
+- ``crawl``: `trawl crawl` (SQLite) of a site that changes between trials (a page
+  gone, one changed, one new), killed anywhere from start-up to the end step's commit;
+- ``crawl-pg``: the same on PostgreSQL;
+- ``index``: `trawl index`, killed; ``evict`` and ``delete``: a second (German) site
+  crawled, then evicted or deleted, killed;
+- ``workers``: two `trawl worker`s on PostgreSQL, one (or both) killed, the killed
+  one started again; short leases, so a dead worker's leases are taken over;
+- ``migrate``: `trawl crawl` on a store at schema version 12, killed while it migrates;
+- ``serve``: `trawl serve` killed while the crawl it started runs.
+
+After each trial: the command run again exits 0; `trawl check` exits 0; every
+searchable page is indexed once and nothing else is; no run is left `running`;
+the searchable pages are the site's. The delay is uniform over 1.2 times a clean
+run of the command (measured first), so every step is reached.
+A failing trial keeps its data folder and prints what the commands said.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fixture_sites import Route, SiteServer, html_page  # noqa: E402
+from trawl.index.tantivy_index import IndexReader  # noqa: E402
+from trawl.pipeline.integrity import full_check  # noqa: E402
+from trawl.store.base import Store  # noqa: E402
+from trawl.store.postgres import PostgresStore  # noqa: E402
+from trawl.store.schema import MIGRATIONS, postgres_migration  # noqa: E402
+from trawl.store.sqlite import SQLiteStore  # noqa: E402
+
+TIMEOUT = 240.0
+CHECK_EVERY = 3
+
+
+def english_site(pages: int, version: int) -> dict[str, Route]:
+    """``pages`` pages linked from home; version ``v`` drops page v % pages, changes one
+    and adds one, so every recrawl prunes, updates and adds."""
+    names = [f"p{i}" for i in range(pages) if i != version % pages] + [f"new{version}"]
+    home = "".join(f'<a href="/{n}">{n}</a> ' for n in names)
+    routes = {"/": html_page("Home", home)}
+    for n in names:
+        words = f"the {n} animal grazes on the hill" + (
+            f" changed in version {version}" if n == f"p{(version + 1) % pages}" else ""
+        )
+        routes[f"/{n}"] = html_page(n.title(), f"<p>{words}</p>" * 20)
+    for path, route in routes.items():
+        route.etag = f'"{path}-{version}-{hash(route.body) & 0xFFFF}"'
+    return routes
+
+
+def german_site() -> dict[str, Route]:
+    def page(title: str, text: str, links: str = "") -> Route:
+        doc = (
+            f"<!doctype html><html lang=de><head><title>{title}</title></head>"
+            f"<body><p>{text}</p>{links}</body></html>"
+        )
+        return Route(doc.encode())
+
+    return {
+        "/": page("Startseite", "Der Hund schläft im Garten", '<a href="/katze">mehr</a>'),
+        "/katze": page("Katze", "Die Katze schläft auf dem Dach"),
+    }
+
+
+@dataclass
+class Result:
+    trials: int = 0
+    killed: int = 0  # the kill landed before the command ended by itself
+    failures: list[str] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+class Data:
+    def __init__(self, folder: Path, store: str, extra: dict[str, str] | None = None) -> None:
+        self.folder = folder
+        self.store = store
+        self.extra = extra or {}
+        self.log: list[str] = []
+        self.span = 0.0  # seconds the command under attack takes, unkilled
+        self.checks = 0
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
+        return env | {
+            "TRAWL_DATA": str(self.folder),
+            "TRAWL_STORE": self.store,
+            "TRAWL_DELAY": "0",
+            "TRAWL_PARSE_WORKERS": "1",
+            "TRAWL_LIVE_INDEX_AFTER": "10",  # live indexing and its commits are reached too
+            "TRAWL_EVICT_LANGUAGES": "en",
+            "TRAWL_EVICT_MIN_QUALITY": "0",
+            "TRAWL_RESOURCE_CHECKS": "0",
+            **self.extra,
+        }
+
+    def start(self, args: list[str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            args if args[0] == sys.executable else [sys.executable, "-m", "trawl", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env(),
+            start_new_session=True,
+        )
+
+    def run(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        process = self.start(args)
+        try:
+            out, err = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+            err += "\n[harness: timed out]"
+        self.log.append(f"$ {' '.join(args)} -> {process.returncode}\n{out[-2000:]}{err[-4000:]}")
+        return subprocess.CompletedProcess(args, process.returncode, out, err)
+
+    def killed(self, args: list[str], delay: float | None) -> bool:
+        """Run ``args``, SIGKILL its main process after ``delay`` s; True when the kill
+        landed. Its helpers (the stage pool) must then leave by themselves. With no
+        ``delay``, the command runs to its end and ``span`` says how long it took."""
+        if delay is None:
+            started = time.monotonic()
+            done = self.run(args)
+            self.span = max(self.span, time.monotonic() - started)
+            ok(done, " ".join(args))
+            return False
+        process = self.start(args)
+        try:
+            process.wait(timeout=delay)
+            landed = False
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            landed = True
+        _, err = process.communicate()
+        self.log.append(f"$ {' '.join(args)} killed at {delay:.2f}s: {landed}\n{err[-2000:]}")
+        if landed:
+            self.wait_group(process.pid)
+        return landed
+
+    def wait_group(self, pgid: int) -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        os.killpg(pgid, signal.SIGKILL)
+        raise AssertionError("a child of the killed command outlived it by 10 s")
+
+    def open(self) -> Store:
+        if self.store.startswith("postgresql://"):
+            return PostgresStore(self.store, max_connections=2)
+        return SQLiteStore(Path(self.store))
+
+    def verify(self, expected: set[str] | None, *, exclude: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        self.checks += 1
+        if self.checks % CHECK_EVERY == 1:  # the command itself, now and then: slow to start
+            checked = self.run(["check"])
+            assert checked.returncode == 0, f"trawl check: {checked.stdout}{checked.stderr}"
+        store = self.open()
+        try:
+            drift = full_check(store, IndexReader(self.folder / "index"))
+            stored = {u for u, must in store.searchable_urls() if must}
+            running = [r.id for r in store.crawls(limit=10_000) if r.outcome == "running"]
+        finally:
+            store.close()
+        assert drift.agrees, f"store and index differ: {drift.summary()} {drift.samples}"
+        assert not running, f"runs left running: {running}"
+        if expected is not None:
+            got = stored - exclude
+            lost, more = sorted(expected - got), sorted(got - expected)
+            assert got == expected, f"missing {lost} extra {more}"
+
+
+Scenario = Callable[[Data, random.Random, float | None], bool]
+
+
+class Sites:
+    def __init__(self, pages: int) -> None:
+        self.version = 0
+        self.pages = pages
+        self.en = SiteServer(english_site(pages, 0)).__enter__()
+        self.de = SiteServer(german_site(), host="127.0.0.2").__enter__()
+
+    def bump(self) -> None:
+        self.version += 1
+        self.en.routes = english_site(self.pages, self.version)
+
+    def en_urls(self) -> set[str]:
+        return {self.en.url(p) for p in self.en.routes}
+
+    def de_urls(self) -> set[str]:
+        return {self.de.url(p) for p in self.de.routes}
+
+
+def ok(done: subprocess.CompletedProcess[str], what: str) -> None:
+    said = done.stdout[-800:] + done.stderr[-3000:]
+    assert done.returncode == 0, f"{what} exited {done.returncode}: {said}"
+
+
+def crawl_trial(sites: Sites) -> Scenario:
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        sites.bump()
+        args = ["crawl", sites.en.url("/")]
+        landed = data.killed(args, delay)
+        if delay is not None:
+            if landed and rng.random() < 0.25:  # killed again while resuming
+                data.killed(args, rng.uniform(0, delay))
+            ok(data.run(args), "the crawl run again")
+        data.verify(sites.en_urls(), exclude=sites.de_urls())
+        return landed
+
+    return trial
+
+
+def index_trial(sites: Sites) -> Scenario:
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        if not data.folder.exists():
+            ok(data.run(["crawl", sites.en.url("/")]), "the first crawl")
+        landed = data.killed(["index"], delay)
+        if delay is not None and (rng.random() < 0.5 or not landed):
+            ok(data.run(["index"]), "trawl index again")
+        data.verify(sites.en_urls())
+        return landed
+
+    return trial
+
+
+DELETE_SITE = """
+import sys
+from trawl import settings
+from trawl.server.api_admin import delete_site
+from trawl.server.context import Context
+print(delete_site(Context(settings.load()), sys.argv[1]))
+"""
+
+
+def removal_trial(sites: Sites, how: str) -> Scenario:
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        if not data.folder.exists():
+            ok(data.run(["crawl", sites.en.url("/")]), "the first crawl")
+        ok(data.run(["crawl", sites.de.url("/")]), "the German crawl")
+        host = sites.de.base.split("://")[1]
+        args = ["evict"] if how == "evict" else [sys.executable, "-c", DELETE_SITE, host]
+        landed = data.killed(args, delay)
+        if delay is not None:
+            again = data.run(args)
+            if how != "delete" or "NotFound: no site" not in again.stderr:  # done already
+                ok(again, f"{how} again")
+        data.verify(sites.en_urls())
+        return landed
+
+    return trial
+
+
+def old_store(path: Path, start: str) -> None:
+    """A store at schema version 12 holding a stopped crawl of ``start`` with many rows,
+    so that migrating it takes a while."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for version in range(1, 13):
+        db.execute("BEGIN")
+        for statement in MIGRATIONS[version - 1].split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT INTO schema_version VALUES (?)", (version,))
+        db.execute("COMMIT")
+    host = start.split("://")[1].rstrip("/")
+    db.execute("BEGIN")
+    db.execute(
+        "INSERT INTO crawls (started_at, finished_at, start_urls, outcome)"
+        " VALUES (1.0, 2.0, ?, 'stopped')",
+        (json.dumps([start]),),
+    )
+    db.execute(
+        "INSERT INTO frontier (crawl_id, url, depth, source, host, state, reason)"
+        " VALUES (1, ?, 0, NULL, ?, 'queued', NULL)",
+        (start, host),
+    )
+    db.executemany(
+        "INSERT INTO frontier (crawl_id, url, depth, source, host, state, reason)"
+        " VALUES (1, ?, 1, NULL, ?, 'skipped', ?)",
+        (
+            (f"{start}x{i}", host, "host parked: 9 failures in a row, the last HTTP 502")
+            for i in range(200_000)
+        ),
+    )
+    db.execute("COMMIT")
+    db.close()
+
+
+def old_postgres(url: str, start: str) -> None:
+    """old_store's rows in a PostgreSQL database at schema version 12."""
+    import psycopg  # noqa: PLC0415
+
+    _reset_postgres(url)
+    host = start.split("://")[1].rstrip("/")
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+        for version in range(1, 13):
+            db.execute(postgres_migration(version).encode())
+            db.execute("INSERT INTO schema_version VALUES (%s)", (version,))
+        db.execute(
+            "INSERT INTO crawls (started_at, finished_at, start_urls, outcome)"
+            " VALUES (1.0, 2.0, %s, 'stopped')",
+            (json.dumps([start]),),
+        )
+        db.execute(
+            "INSERT INTO frontier (crawl_id, url, depth, source, host, state, reason)"
+            " SELECT 1, %s || 'x' || i, 1, NULL, %s, 'skipped', %s"
+            " FROM generate_series(1, 200000) AS i",
+            (start, host, "host parked: 9 failures in a row, the last HTTP 502"),
+        )
+        db.execute(
+            "INSERT INTO frontier (crawl_id, url, depth, source, host, state, reason)"
+            " VALUES (1, %s, 0, NULL, %s, 'queued', NULL)",
+            (start, host),
+        )
+
+
+def migrate_trial(sites: Sites) -> Scenario:
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        shutil.rmtree(data.folder, ignore_errors=True)
+        if data.store.startswith("postgresql://"):
+            old_postgres(data.store, sites.en.url("/"))
+        else:
+            old_store(Path(data.store), sites.en.url("/"))
+        args = ["crawl", sites.en.url("/")]
+        landed = data.killed(args, delay)
+        if delay is not None:
+            ok(data.run(args), "the crawl after a killed migration")
+        data.verify(sites.en_urls())
+        return landed
+
+    return trial
+
+
+def workers_trial(sites: Sites) -> Scenario:
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        sites.bump()
+        start = sites.en.url("/")
+        args = ["worker", start]
+        began = time.monotonic()
+        a, b = data.start(args), data.start(args)
+        landed = False
+        if delay is not None:
+            time.sleep(delay)
+            for victim in (a, b) if rng.random() < 0.3 else (a,):
+                if victim.poll() is None:
+                    os.kill(victim.pid, signal.SIGKILL)
+                    landed = True
+                    victim.communicate()
+                    data.wait_group(victim.pid)
+        if a.poll() is not None and a.returncode != 0:
+            a = data.start(args)  # the killed worker's command, again
+        for w in (a, b):
+            out, err = w.communicate(timeout=TIMEOUT)
+            data.log.append(f"worker -> {w.returncode}\n{out[-1000:]}{err[-3000:]}")
+            if w.returncode not in (0, -signal.SIGKILL):
+                raise AssertionError(f"a worker exited {w.returncode}: {err[-2000:]}")
+        if delay is None:
+            data.span = time.monotonic() - began
+        if b.returncode != 0:
+            ok(data.run(args), "a worker after both were killed")
+        store = data.open()
+        try:
+            running = [r.id for r in store.crawls(limit=10_000) if r.outcome == "running"]
+        finally:
+            store.close()
+        assert not running, f"runs left running after the workers: {running}"
+        ok(data.run(["index"]), "trawl index after the workers")
+        data.verify(sites.en_urls())
+        return landed
+
+    return trial
+
+
+API = "http://127.0.0.1:{port}"
+
+
+def serve_trial(sites: Sites) -> Scenario:
+    """`trawl serve` with a crawl it started (the admin API) killed mid-crawl; the next
+    `trawl crawl` of the same site resumes and finishes it."""
+
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        sites.bump()
+        port = _free_port()
+        data.extra["TRAWL_ADMIN_ALLOW_HOSTS"] = sites.en.base.split("://")[1]
+        key = _api_key(data)
+        server = data.start(["serve", "--port", str(port)])
+        landed = False
+        try:
+            _wait_listening(port)
+            request = urllib.request.Request(
+                API.format(port=port) + "/api/admin/crawls",
+                data=json.dumps({"urls": [sites.en.url("/")]}).encode(),
+                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+                method="POST",
+            )
+            began = time.monotonic()
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answer.read()
+            if delay is None:
+                _wait_crawl_end(port, key)
+                data.span = time.monotonic() - began
+            else:
+                time.sleep(delay)
+                os.kill(server.pid, signal.SIGKILL)
+                landed = True
+        finally:
+            if server.poll() is None:
+                os.kill(server.pid, signal.SIGKILL)
+            server.communicate()
+            data.wait_group(server.pid)
+        ok(data.run(["crawl", sites.en.url("/")]), "the crawl after the server died")
+        data.verify(sites.en_urls())
+        return landed
+
+    return trial
+
+
+def _wait_crawl_end(port: int, key: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        request = urllib.request.Request(
+            API.format(port=port) + "/api/admin/crawls/current", headers={"X-API-Key": key}
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            state = json.loads(answer.read())
+        if not state.get("running", True):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the server's crawl never ended: {state}")
+
+
+def _free_port() -> int:
+    import socket  # noqa: PLC0415
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _api_key(data: Data) -> str:
+    made = data.run(["keys", "create", "--name", f"k{time.monotonic_ns()}"])
+    ok(made, "keys create")
+    return made.stdout.strip().split()[-1]
+
+
+def _wait_listening(port: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(API.format(port=port) + "/healthz", timeout=5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("the server never listened")
+
+
+def big_site(pages: int) -> dict[str, Route]:
+    """Pages of about 40 KB of distinct words each: a few fill a small disk."""
+    rng = random.Random(pages)
+    home = "".join(f'<a href="/b{i}">b{i}</a> ' for i in range(pages))
+    routes = {"/": html_page("Home", home)}
+    for i in range(pages):
+        words = " ".join(f"w{rng.randrange(10**6)}" for _ in range(5000))
+        routes[f"/b{i}"] = html_page(f"Big {i}", f"<p>{words}</p>")
+    return routes
+
+
+def disk_full_trial(site: SiteServer, mount: Path) -> Scenario:
+    """The data folder on a tmpfs of a random size that a crawl outgrows: the crawl
+    stops with a clear error (no traceback); given room, the same command finishes
+    and nothing is lost."""
+
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        _mount(mount, "400m" if delay is None else f"{rng.randint(1, 24) * 256}k")
+        args = ["crawl", site.url("/")]
+        if delay is None:
+            data.killed(args, None)
+        else:
+            full = data.run(args)
+            if full.returncode != 0:
+                said = full.stdout + full.stderr
+                assert "Traceback" not in said, f"a traceback on a full disk: {said[-3000:]}"
+                assert "space" in said.lower() or "full" in said.lower(), said[-2000:]
+            _mount(mount, "400m")
+            ok(data.run(args), "the crawl given room again")
+        data.verify({site.url(p) for p in site.routes})
+        # The next trial starts from a store already full of these pages: a fresh one.
+        _unmount(mount)
+        return delay is not None
+
+    return trial
+
+
+def _mount(mount: Path, size: str) -> None:
+    mount.mkdir(parents=True, exist_ok=True)
+    if os.path.ismount(mount):
+        subprocess.run(["mount", "-o", f"remount,size={size}", str(mount)], check=True)
+    else:
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], check=True
+        )
+
+
+def _unmount(mount: Path) -> None:
+    if os.path.ismount(mount):
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def run(name: str, scenario: Scenario, data: Data, trials: int, rng: random.Random) -> Result:
+    result = Result()
+    try:
+        scenario(data, rng, None)  # a clean run: how long the command takes
+    except AssertionError as e:
+        result.failures.append(f"clean run: {e}\n" + "\n".join(data.log[-6:]))
+        print(result.failures[-1], flush=True)
+        return result
+    span = data.span or 5.0
+    print(f"{name}: the command takes {span:.1f} s unkilled", flush=True)
+    for i in range(trials):
+        data.log.clear()
+        delay = rng.uniform(0.05, span * 1.2)
+        t = time.monotonic()
+        try:
+            result.killed += scenario(data, rng, delay)
+        except (AssertionError, subprocess.TimeoutExpired) as e:
+            kept = data.folder.with_name(f"{data.folder.name}-failed-{i}")
+            shutil.copytree(data.folder, kept, dirs_exist_ok=True)
+            report = f"trial {i} (kill at {delay:.2f} s): {e}\n  kept {kept}\n" + "\n".join(
+                data.log[-8:]
+            )
+            print(report, flush=True)
+            result.failures.append(report)
+            shutil.rmtree(data.folder, ignore_errors=True)
+            if data.store.startswith("postgresql://"):
+                _reset_postgres(data.store)
+        result.trials += 1
+        result.seconds.append(time.monotonic() - t)
+        print(
+            f"{name}: {result.trials} trials, {result.killed} kills landed,"
+            f" {len(result.failures)} failures",
+            flush=True,
+        )
+    return result
+
+
+def _reset_postgres(url: str) -> None:
+    import psycopg  # noqa: PLC0415
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA public CASCADE")
+        conn.execute("CREATE SCHEMA public")
+
+
+SCENARIOS = (
+    "crawl",
+    "index",
+    "evict",
+    "delete",
+    "migrate",
+    "migrate-pg",
+    "crawl-pg",
+    "workers",
+    "serve",
+    "disk-full",
+)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--scenario", action="append", choices=SCENARIOS)
+    parser.add_argument("--pages", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    options = parser.parse_args()
+    rng = random.Random(options.seed)
+    chosen = options.scenario or list(SCENARIOS)
+    root = Path(tempfile.mkdtemp(prefix="trawl-kill-"))
+    sites = Sites(options.pages)
+    pg = None
+    results: dict[str, Result] = {}
+    try:
+        for name in chosen:
+            folder = root / name
+            if name in ("crawl-pg", "workers", "migrate-pg"):
+                if pg is None:
+                    from postgres_server import PostgresServer, server_binaries  # noqa: PLC0415
+
+                    bindir = server_binaries()
+                    assert bindir is not None, "PostgreSQL is not installed"
+                    pg = PostgresServer(bindir).start()
+                store = pg.new_database()
+            else:
+                store = str(folder / "trawl.sqlite")
+            extra = {"TRAWL_LEASE": "3"} if name == "workers" else {}
+            if name == "disk-full":
+                folder = root / "disk-full" / "data"
+                store = str(folder / "trawl.sqlite")
+            data = Data(folder, store, extra)
+            makers: dict[str, Callable[[Sites], Scenario]] = {
+                "crawl": crawl_trial,
+                "crawl-pg": crawl_trial,
+                "index": index_trial,
+                "evict": lambda s: removal_trial(s, "evict"),
+                "delete": lambda s: removal_trial(s, "delete"),
+                "migrate": migrate_trial,
+                "migrate-pg": migrate_trial,
+                "workers": workers_trial,
+                "serve": serve_trial,
+                "disk-full": lambda s: disk_full_trial(
+                    SiteServer(big_site(40)).__enter__(), root / "disk-full"
+                ),
+            }
+            scenario = makers[name](sites)
+            results[name] = run(name, scenario, data, options.trials, rng)
+    finally:
+        if pg is not None:
+            pg.stop()
+        _unmount(root / "disk-full")
+    print(f"\n{'scenario':10} {'trials':>6} {'landed':>6} {'failed':>6} {'s/trial':>7}")
+    for name, r in results.items():
+        mean = sum(r.seconds) / len(r.seconds) if r.seconds else 0.0
+        print(f"{name:10} {r.trials:6} {r.killed:6} {len(r.failures):6} {mean:7.1f}")
+    failures = Counter(n for n, r in results.items() for _ in r.failures)
+    print(f"data kept under {root}" if failures else "")
+    if not failures:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
