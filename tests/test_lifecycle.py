@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -48,6 +49,9 @@ def start_crawl(data: Path, url: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Workers from the start (the default starts them only once the crawl is busy):
+        # these crawls check that a kill leaves no worker behind.
+        env={**os.environ, "TRAWL_PARSE_WORKERS": "2"},
     )
 
 
