@@ -14,25 +14,27 @@ from trawl.search.searcher import search
 from trawl.settings import Settings
 
 
+def zoo_page(i: int, title: str, text: str) -> PageRecord:
+    return PageRecord(
+        url=f"https://zoo.example/{i}",
+        host="zoo.example",
+        status=200,
+        depth=0,
+        fetched_at=0.0,
+        title=title,
+        text=text,
+        lang="en",
+        indexable=True,
+    )
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     settings = Settings(data=tmp_path)
     writer = IndexWriter(settings.index_path)
     for i in range(45):
         words = "aardvark" + (" badger" if i % 3 == 0 else "")
-        writer.upsert(
-            PageRecord(
-                url=f"https://zoo.example/{i}",
-                host="zoo.example",
-                status=200,
-                depth=0,
-                fetched_at=0.0,
-                title=f"Animal {i}",
-                text=f"The {words} lives here.",
-                lang="en",
-                indexable=True,
-            )
-        )
+        writer.upsert(zoo_page(i, f"Animal {i}", f"The {words} lives here."))
     writer.close()
     return settings
 
@@ -51,19 +53,7 @@ def test_pages_with_all_words_come_first(tmp_path: Path) -> None:
             title, text = f"The {word} {i}", f"The {word}, the {word}, the {word} lives here."
         else:
             title, text = f"Animal {i}", "The ostrich lives here."
-        writer.upsert(
-            PageRecord(
-                url=f"https://zoo.example/{i}",
-                host="zoo.example",
-                status=200,
-                depth=0,
-                fetched_at=0.0,
-                title=title,
-                text=text,
-                lang="en",
-                indexable=True,
-            )
-        )
+        writer.upsert(zoo_page(i, title, text))
     writer.close()
     # The cascade's all-words step alone does it: the coverage rerank is switched off.
     alone = settings.replace(coverage_power=0.0)
