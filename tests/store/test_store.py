@@ -214,6 +214,18 @@ def test_links_keep_their_context(store: Store) -> None:
     assert store.anchors_to("https://example.com/i.png") == []  # an image is no link
 
 
+@pytest.mark.parametrize("order", [1, -1])
+def test_anchor_texts_past_the_limit_do_not_depend_on_link_order(store: Store, order: int) -> None:
+    """A page linked with more texts than are indexed keeps those most pages use, then the
+    first by text, whichever page the crawl stored first (SUMO's vehicle page has 173)."""
+    target = "https://example.com/target"
+    sources = [(f"https://example.com/p{i}", f"text {i:02}") for i in range(6)][::order]
+    for url, text in sources:
+        store.save_page(page(url), [Link(target, text, False), Link(target, "common", False)])
+
+    assert store.anchors_to(target, limit=3) == ["common", "text 00", "text 01"]
+
+
 def test_text_with_nul_characters_is_stored(store: Store) -> None:
     url = "https://example.com/nul"
     store.save_page(page(url, title="a\x00b", text="x\x00y"), [Link(url + "/x", "c\x00d")])

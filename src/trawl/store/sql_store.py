@@ -282,11 +282,14 @@ class SqlStore(FrontierQueries, AdminQueries):
         return [Link(u, a, bool(n), e, at, r, h, q) for u, a, n, e, at, r, h, q in rows]
 
     def anchors_to(self, url: str, limit: int = 100) -> list[str]:
-        """Distinct anchor texts of links from other pages to ``url``."""
+        """Distinct anchor texts of links from other pages to ``url``: those most pages use
+        first, then by text, so a page linked with more than ``limit`` texts is indexed
+        with the same ones whatever order the crawl stored its links in (without an order,
+        the row order chose them, and a page's rank moved with the crawl's timing)."""
         rows = self._db.execute(
-            "SELECT DISTINCT l.anchor FROM links l JOIN pages p ON p.id = l.from_page"
+            "SELECT l.anchor FROM links l JOIN pages p ON p.id = l.from_page"
             " WHERE l.to_url = ? AND p.url != ? AND l.element IN ('a', 'area') AND l.anchor != ''"
-            " LIMIT ?",
+            " GROUP BY l.anchor ORDER BY count(DISTINCT l.from_page) DESC, l.anchor LIMIT ?",
             (url, url, limit),
         )
         return [a for (a,) in rows]
