@@ -54,15 +54,15 @@ FLOORS = {
     # 4a02bd5: SUMO question MRR 0.4574, 10 of 15 in the top 10; PostgreSQL 1.0, 3 of 3):
     # without the soft AND (share 1) SUMO's questions fall to 0.4373 while its MRR (0.7469)
     # and hits@10 (34/41) stay over their floors. One question's answer sits at rank 10 or 11
-    # with the same pages in the store: 11 when the crawl's own process builds the index
-    # documents (parse_workers on demand, 2026-12-02), 10 when worker processes do; so the
-    # question hits@10 floor is 9 of 15, and the MRR floors still catch the soft AND.
+    # with the same pages in the store, as the crawl's timing chose which 100 of the vehicle
+    # page's 173 anchor texts were indexed; they are chosen by use since (store.anchors_to),
+    # and it sits at 10 on every layout: the floor is 10 of 15 again.
     "sumo-docs": {
         "mrr": 0.74,
         "hits@10": 0.82,
         "all.typo.hits@10": 1.0,
         "all.question.mrr": 0.44,
-        "all.question.hits@10": 0.6,
+        "all.question.hits@10": 0.66,
     },
     "postgres-manual": {"mrr": 0.88, "hits@10": 1.0, "all.question.mrr": 0.9},
 }
@@ -105,9 +105,26 @@ def crawled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     yield name, settings
 
 
+# Held-out questions written in session 4 without running Trawl (bench/golden/*-questions.tsv),
+# measured once on fresh crawls at 490eaad before any change was tuned on them: SUMO MRR
+# 0.2771, 9 of 16 in the top 10; PostgreSQL 0.2717, 6 of 10.
+QUESTION_FLOORS = {
+    "sumo-docs": ("sumo-questions", {"mrr": 0.26, "hits@10": 0.5}),
+    "postgres-manual": ("postgres-questions", {"mrr": 0.25, "hits@10": 0.5}),
+}
+
+
 def test_golden_reporting_half_stays_above_the_floor(crawled: tuple[str, Settings]) -> None:
     name, settings = crawled
     golden = REPO / "bench" / "golden" / f"{name}.tsv"
     metrics = evaluate_golden(golden, settings, "reporting")
     for key, floor in FLOORS[name].items():
+        assert metrics[key] >= floor, (key, metrics)
+
+
+def test_held_out_questions_stay_above_the_floor(crawled: tuple[str, Settings]) -> None:
+    name, settings = crawled
+    file, floors = QUESTION_FLOORS[name]
+    metrics = evaluate_golden(REPO / "bench" / "golden" / f"{file}.tsv", settings, "reporting")
+    for key, floor in floors.items():
         assert metrics[key] >= floor, (key, metrics)
