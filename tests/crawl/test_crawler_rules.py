@@ -67,6 +67,44 @@ async def test_longer_crawl_delay_is_honoured(serve: Serve, tmp_path: Path) -> N
     assert min(b - a for a, b in itertools.pairwise(starts)) >= 0.35
 
 
+async def test_crawl_delay_spaces_robots_txt_and_sitemap_too(serve: Serve, tmp_path: Path) -> None:
+    # To the letter: robots.txt and the sitemap guess are requests, so a Crawl-delay
+    # holds between them and the pages as between two pages (Scrapy and Heritrix pace
+    # robots.txt like any request).
+    site = serve(
+        {
+            "/robots.txt": text_route("User-agent: *\nCrawl-delay: 0.5\n"),
+            "/": html_page("Home", links("/a")),
+            "/a": html_page("A", "a"),
+        }
+    )
+    await run(tmp_path, site.url("/"), host_concurrency=1)
+
+    times = [t for t, _, _ in site.requests]
+    assert {p for _, _, p in site.requests} == {"/robots.txt", "/", "/sitemap.xml", "/a"}
+    assert min(b - a for a, b in itertools.pairwise(times)) >= 0.45
+
+
+async def test_first_page_follows_robots_txt_and_the_delay_counts_from_it(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # robots.txt is the first page's prerequisite: the page goes out as soon as it is
+    # answered, not a delay later, and the next page waits the delay from the first
+    # page (from the hand-out before robots.txt, it came 0.5 s early here).
+    site = serve(
+        {
+            "/robots.txt": Route(b"User-agent: *\nAllow: /\n", delay=0.5),
+            "/": html_page("Home", links("/a")),
+            "/a": html_page("A", "a"),
+        }
+    )
+    await run(tmp_path, site.url("/"), host_concurrency=1, delay=1.0)
+
+    when = {p: t for t, _, p in site.requests}
+    assert when["/"] - when["/robots.txt"] < 0.5 + 0.9  # robots.txt's answer, no delay
+    assert when["/a"] - when["/"] >= 0.95
+
+
 async def test_429_backs_off_for_retry_after_then_resumes(serve: Serve, tmp_path: Path) -> None:
     busy = html_page("Busy", "finally")
     slow_down = Route(b"slow down", 429, {"Retry-After": "1", "Content-Type": "text/plain"})

@@ -340,8 +340,12 @@ class Crawler:
     async def _crawl_one(
         self, item: CrawlUrl, loop: asyncio.AbstractEventLoop, slot: _Slot
     ) -> None:
+        asked = loop.time()
+        waited = not self._robots_known(item.url, asked)
         robots = await self._robots_for(item.url, loop)
         bar = decide.robots_bar(robots.policy, item.request_url, self._limits.user_agent)
+        if waited and bar is None and self._prerequisite_wait(item, robots, asked, loop):
+            return
         if bar is not None:
             self._reserved -= 1
             self.stats.skip(bar.skip, item.url)
@@ -383,6 +387,30 @@ class Crawler:
         await self._act(item, result, decision.settled(host in self.stats.parked), loop)
         if decision.host_failure is not None and not decision.count_first:
             self._host_failed(host, item.url, decision.host_failure, loop)
+
+    def _robots_known(self, url: str, now: float) -> bool:
+        """Whether ``url``'s origin has a robots.txt answer in hand (no wait for it)."""
+        future = self._robots.get(origin(url))
+        return future is not None and future.done() and future.result().expires > now
+
+    def _prerequisite_wait(
+        self, item: CrawlUrl, robots: _Robots, asked: float, loop: asyncio.AbstractEventLoop
+    ) -> bool:
+        """After ``item`` waited for its origin's robots.txt, fetched as a prerequisite:
+        True when the page must wait longer (put back), False when it goes out now.
+
+        Without a Crawl-delay the page follows robots.txt at once, and the host's delay
+        counts from the page, not from the hand-out before robots.txt (the gap to the
+        next page would be the delay less robots.txt's answer time). A Crawl-delay is
+        obeyed to the letter: robots.txt is a request, so the page waits that long after
+        it, as in Scrapy and Heritrix, which pace robots.txt like any request."""
+        if decide.robots_delay(robots.policy, self._limits.user_agent, self._limits.delay):
+            # set_delay (in _robots_for) holds the host from robots.txt's answer on.
+            self._reserved -= 1
+            self._frontier.retry(item, asked)
+            return True
+        self._frontier.started(item.url, loop.time())
+        return False
 
     async def _act(
         self,
@@ -539,6 +567,10 @@ class Crawler:
     async def _read_sitemaps(self, site: str, policy: RobotsPolicy) -> None:
         budget = self._limits.max_sitemaps_per_host
         listed = policy.sitemaps()
+        # Under the crawl's own delay a sitemap is a prerequisite, like robots.txt, and
+        # takes no turn from the pages; a robots.txt Crawl-delay paces it like a page.
+        paced = decide.robots_delay(policy, self._limits.user_agent, self._limits.delay)
+        home = politeness_host(site)
         todo = [(url, 0, bool(listed)) for url in candidate_urls(site, listed)]
         seen: set[str] = set()
         while todo and budget > 0 and not self._stopping:
@@ -550,6 +582,8 @@ class Crawler:
             if not declared and not policy.allows(url, self._limits.user_agent):
                 continue
             budget -= 1
+            if paced and politeness_host(url) == home:
+                await self.pace(url, float("inf"))
             slot = _Slot(self._slots)
             await slot.take(sitemap=True)
             try:

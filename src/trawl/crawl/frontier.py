@@ -56,6 +56,11 @@ class CrawlFrontier(Protocol):
 
     def set_delay(self, url: str, delay: float, now: float) -> None: ...
 
+    def started(self, url: str, now: float) -> None:
+        """The request handed out for ``url`` goes out only ``now`` (it waited for its
+        origin's robots.txt): the host's delay counts from ``now``."""
+        ...
+
     def reserve(self, url: str, now: float, within: float) -> float | None: ...
 
     def seen(self, url: str) -> bool: ...
@@ -246,6 +251,14 @@ class Frontier:
         if state.last_start is not None:
             # Never earlier than a slot ``reserve`` booked already.
             state.next_time = max(state.next_time, state.last_start + delay)
+
+    def started(self, url: str, now: float) -> None:
+        """The host's first page waited for robots.txt, fetched as its prerequisite (no
+        delay of its own before the page): the page's request starts ``now``, and the
+        host's next one waits its delay from here, not from the hand-out."""
+        state = self._host(politeness_host(url))
+        state.last_start = now
+        state.next_time = max(state.next_time, now + state.delay)
 
     def reserve(self, url: str, now: float, within: float) -> float | None:
         """Book a slot at ``url``'s host for a request this frontier does not hand out

@@ -163,6 +163,11 @@ class SharedFrontier:
         # its own clock's now: the page that waited for robots.txt goes out now.
         self._store.set_crawl_delay(politeness_host(url), delay)
 
+    def started(self, url: str, now: float) -> None:
+        # The store took the host's slot at the claim, on its own clock; a robots.txt
+        # wait shortens the first gap there (a Crawl-delay is held from set_crawl_delay).
+        return None
+
     def reserve(self, url: str, now: float, within: float) -> float | None:
         # Booked in the store, on its clock, like a claim: every worker sees the slot.
         return self._store.frontier_book(url, self._delay, within)
