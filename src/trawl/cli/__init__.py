@@ -7,13 +7,16 @@ Commands import their stages lazily, so ``trawl --help`` stays fast.
 from __future__ import annotations
 
 import importlib
+import logging
+import os
 import sys
+import threading
 from typing import Any
 
 import typer
 from rich.markup import escape
 
-from trawl.cli.common import ExitCode, app
+from trawl.cli.common import CLOSED, ExitCode, app
 
 # Each module adds its commands to ``app`` as it is imported: in this order, which
 # is the order ``trawl --help`` lists them in.
@@ -29,10 +32,28 @@ def command() -> Any:
 
 
 def main() -> None:
+    CLOSED.clear()
     try:
         command()(prog_name="trawl")
     except KeyboardInterrupt:
         sys.exit(ExitCode.INTERRUPTED)
+    except SystemExit as done:
+        if CLOSED and isinstance(done.code, int | None) and _alone():
+            # The command closed what it opened; what is left is freeing memory the
+            # kernel takes back at once. Output is flushed first: it is the result.
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(done.code or 0)
+        raise
+
+
+def _alone() -> bool:
+    """No other thread, and no child process, that an exit at once would cut short."""
+    if threading.active_count() > 1:
+        return False
+    multiprocessing = sys.modules.get("multiprocessing")
+    return multiprocessing is None or not multiprocessing.active_children()
 
 
 def _tidy_help(command: Any) -> None:

@@ -21,6 +21,11 @@ from trawl.extras import require
 from trawl.settings import Settings
 from trawl.store.base import Store
 
+# Set by a command that has closed everything it opened (store, index, worker
+# processes, threads): ``main`` may then end the process without the interpreter's
+# teardown, which frees every object one by one (0.4-0.6 s after a 2,000-page crawl).
+CLOSED: set[str] = set()
+
 
 class ExitCode(IntEnum):
     """What ``trawl`` exits with (README, "Exit codes")."""

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from trawl.pipeline.crawl_run import CrawlOutcome
     from trawl.pipeline.stage_pool import StagePool
 from trawl.cli.common import (
+    CLOSED,
     ConfigOpt,
     DataOpt,
     StoreOpt,
@@ -228,6 +229,8 @@ def _crawl(
         raise fail(e) from None
     finally:
         store.close()
+    # asyncio.run closed the pool and the index writer with the crawl, and its threads.
+    CLOSED.add("crawl")
     if as_json:
         summary = dataclasses.asdict(outcome)
         summary["seconds"] = round(outcome.seconds, 3)
