@@ -130,6 +130,29 @@ def test_a_reloaded_reader_finds_words_new_since_its_last_query(tmp_path: Path) 
     assert found() == ["https://docs.example.org/a", "https://docs.example.org/b"]
 
 
+def test_a_field_empty_at_one_commit_is_looked_up_again_after_the_next(tmp_path: Path) -> None:
+    # The reader skips look-ups in fields no page holds a term in (no link text yet, a
+    # collection without headings); a commit that fills the field must end that.
+    write(tmp_path, record("https://docs.example.org/a", "Lemurs", "lemurs"))
+    reader = IndexReader(tmp_path)
+    tapirs = Word(tuple(terms("tapirs", "en")))
+    boosts = Boosts(fields={**BOOSTS, "anchors": 1.0})
+
+    def found() -> list[str]:
+        results = reader.search(tapirs, Filters(), boosts, limit=10)
+        return [h.url for h in reader.fetch(results.addresses)]
+
+    assert reader.doc_freq("anchors", "tapir") == 0
+    assert found() == []
+    writer = IndexWriter(tmp_path)
+    writer.upsert(record("https://docs.example.org/b", "B", "zebus"), anchors=["tapirs"])
+    writer.close()
+    reader.reload()
+
+    assert reader.doc_freq("anchors", "tapir") == 1
+    assert found() == ["https://docs.example.org/b"]
+
+
 def test_a_reader_sees_each_of_quick_successive_commits(tmp_path: Path) -> None:
     # Reload skips the engine when meta.json is unchanged: commits within one clock tick,
     # of the same size, must still each be seen.
