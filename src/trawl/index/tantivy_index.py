@@ -452,8 +452,12 @@ class IndexReader:
         key = ("prefix", field, prefix, limit)
         found: list[tuple[str, int]] | None = self._built.get(key)
         if found is None:
-            listed = self._searcher.terms_with_prefix(field, prefix, limit=limit)
-            found = self._remember(key, [(str(t), int(n)) for t, n in listed])
+            # The engine answers a new list of (str, int) tuples: kept as it is. Copying it
+            # cost as much as the engine's own walk (0.76 against 1.27 ms for "co", 727
+            # terms), paid by every near spelling of a prefix new to the commit.
+            found = self._remember(
+                key, self._searcher.terms_with_prefix(field, prefix, limit=limit)
+            )
         return found
 
     def languages(self) -> tuple[str | None, ...]:
