@@ -145,6 +145,17 @@ def stem_words(ws: Sequence[str], lang: str | None) -> list[str]:
     return _analyser(language_code(lang))(ws)
 
 
+def word_stemmer(lang: str | None) -> Callable[[str], str]:
+    """``stem_words`` for one word at a time, the language's analyser found once: a
+    results page's snippets stem a few dozen words one by one."""
+    analyse = _analyser(language_code(lang))
+
+    def stem(word: str) -> str:
+        return analyse((word,))[0]
+
+    return stem
+
+
 def terms(text: str, lang: str | None) -> list[str]:
     """Index terms of a text in a language, in order (positions kept for phrases)."""
     return stem_words(words(text), lang)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from trawl.analysis.stopwords import is_stop_word, stop_words_of
-from trawl.analysis.text import fold, stem_words, words
+from trawl.analysis.text import fold, stem_words, word_stemmer, words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
 from trawl.index.spec import (
@@ -328,7 +328,8 @@ class _SnippetWords:
     def __init__(self, query_words: Sequence[str]) -> None:
         self._words = tuple(query_words)
         self._by_lang: dict[str | None, tuple[list[frozenset[str]], frozenset[str]]] = {}
-        self._stems: dict[tuple[str | None, str], str] = {}
+        self._stems: dict[str | None, dict[str, str]] = {}
+        self._analysers: dict[str | None, Callable[[str], str]] = {}
         self._known: dict[str | None, dict[str, str | None]] = {}
 
     def forms(self, lang: str | None) -> tuple[list[frozenset[str]], frozenset[str]]:
@@ -346,13 +347,15 @@ class _SnippetWords:
         return self._known.setdefault(lang, {})
 
     def stemmer(self, lang: str | None) -> Callable[[str], str]:
-        stems = self._stems
+        stems = self._stems.setdefault(lang, {})
+        analyse = self._analysers.get(lang)
+        if analyse is None:
+            analyse = self._analysers[lang] = word_stemmer(lang)
 
         def stem(word: str) -> str:
-            key = (lang, word)
-            found = stems.get(key)
+            found = stems.get(word)
             if found is None:
-                found = stems[key] = stem_words([word], lang)[0]
+                found = stems[word] = analyse(word)
             return found
 
         return stem
