@@ -617,11 +617,12 @@ class IndexReader:
         if clauses is None:
             # A term no page holds in a field costs the engine a lookup and a scorer for
             # nothing: a 12-word claim names 72 field terms, most of them absent (SciFact
-            # search time halved).
+            # search time halved). A field no page holds a term in is not asked at all.
+            empty = self._empty_fields()
             clauses = [
                 self._term(field, term, boost * weight * node.weight)
                 for field, boost in boosts.fields.items()
-                if boost > 0
+                if boost > 0 and field not in empty
                 for terms, plain, weight in (
                     (node.stems, node.plain, 1.0),
                     (node.fuzzy, node.fuzzy_plain, FUZZY_WEIGHT),
