@@ -7,7 +7,15 @@ import pytest
 from trawl.analysis.icelandic import stem_icelandic
 from trawl.analysis.lookup import concatenations
 from trawl.analysis.stopwords import is_stop_word, stop_words
-from trawl.analysis.text import fold, language_code, terms, terms_with_variants, variant_words
+from trawl.analysis.text import (
+    fold,
+    language_code,
+    stem_words,
+    terms,
+    terms_with_variants,
+    variant_words,
+    word_stemmer,
+)
 
 
 @pytest.mark.parametrize(
@@ -44,6 +52,14 @@ def test_case_and_accents_fold_after_stemming() -> None:
     assert terms("Kärlek KÄRLEK karlek", "sv") == ["karlek"] * 3
     assert fold("æblegrød") == "aeblegrod"
     assert terms("Café", "fr") == terms("cafe", "fr")
+
+
+@pytest.mark.parametrize("lang", ["en", "de-DE", "is", "xx", None])
+def test_a_word_stemmer_stems_as_stem_words(lang: str | None) -> None:
+    # Snippets stem one word at a time through it: the same terms the index holds.
+    stem = word_stemmer(lang)
+    for word in ["Running", "Häuser", "hestarnir", "Ærøskøbing", "x1"]:
+        assert stem(word) == stem_words([word], lang)[0]
 
 
 def test_languages_without_a_stemmer_are_only_folded() -> None:
