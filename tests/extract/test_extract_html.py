@@ -323,6 +323,23 @@ def test_unknown_charset_in_header_falls_back() -> None:
     assert page.title == "Rødgrød med fløde"
 
 
+@pytest.mark.parametrize("label", ["zlib", "base64", "rot13", "undefined", "idna", "punycode"])
+def test_a_label_naming_no_text_encoding_is_ignored(label: str) -> None:
+    # Python's codec registry knows these names, but they decode bytes to bytes or
+    # always fail: w3lib handed them to bytes.decode, which raised, and the crawl lost
+    # the page as an internal error. Browsers ignore labels outside the Encoding
+    # Standard; so do we, in the header and in <meta>.
+    body = DANISH.encode("utf-8")
+    in_header = parse_html(body, PAGE, content_type=f"text/html; charset={label}")
+    assert in_header.title == "Rødgrød med fløde"
+    assert in_header.text.startswith("Æblegrød på Ærø")
+    in_meta = body.replace(b"<head>", f"<head><meta charset='{label}'>".encode())
+    assert parse_html(in_meta, PAGE).title == "Rødgrød med fløde"
+    latin = DANISH.replace("<head>", "<head><meta charset='windows-1252'>").encode("cp1252")
+    header_bogus = parse_html(latin, PAGE, content_type=f"text/html; charset={label}")
+    assert header_bogus.title == "Rødgrød med fløde"  # the <meta> still read
+
+
 # -- broken markup --------------------------------------------------------------------
 
 

@@ -72,7 +72,7 @@ def parse_html(
     ``content_type`` and ``content_language`` are the response's header values. The
     fingerprints and the quality score are left empty: pipeline/parse.py adds them.
     """
-    _, text = html_to_unicode(content_type, body, auto_detect_fun=_detect_encoding)
+    text = _decode(body, content_type)
     text = nesting_bounded(text)  # every parse below is quadratic in the nesting
     tree = LexborHTMLParser(_BLOCK_TAG.sub(" <", text))
     base = _base_url(tree, url)
@@ -230,6 +230,28 @@ def _comment_blocks(text: str, lowered: str) -> int:
                 starts.add(tag)
             at = lowered.find(word, at + len(word))
     return sum(1 for start in starts if _COMMENT_BLOCK.match(text, start))
+
+
+# Codecs Python's registry knows by a name a page may give, which decode no HTML: w3lib
+# hands any known name to bytes.decode, and these raise on most bytes or turn them into
+# something else. (Bytes-to-bytes codecs, such as zlib and base64, raise LookupError.)
+_NOT_PAGE_ENCODINGS = frozenset(
+    {"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"}
+)
+
+
+def _decode(body: bytes, content_type: str | None) -> str:
+    """``body`` as text in w3lib's order, a label naming no text encoding ignored, as
+    browsers ignore labels outside the Encoding Standard: first in the header (the
+    ``<meta>`` is read instead), then in the ``<meta>`` too (UTF-8, else windows-1252)."""
+    for header in (content_type, None):
+        try:
+            encoding, text = html_to_unicode(header, body, auto_detect_fun=_detect_encoding)
+        except (LookupError, UnicodeError):
+            continue
+        if encoding not in _NOT_PAGE_ENCODINGS:
+            return text
+    return body.decode(_detect_encoding(body), errors="replace")
 
 
 def _detect_encoding(body: bytes) -> str:
