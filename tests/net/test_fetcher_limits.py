@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import io
+import zlib
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -127,3 +128,65 @@ async def test_a_malformed_answer_is_a_bad_response_told_in_one_line() -> None:
             await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=MB))
     message = str(caught.value)
     assert "\n" not in message and "2OO" in message
+
+
+async def _raw_server(answer: bytes) -> tuple[asyncio.Server, int]:
+    async def respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(respond, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+def _encoded(body: bytes, *encodings: bytes) -> bytes:
+    head = b"".join(b"Content-Encoding: " + e + b"\r\n" for e in encodings)
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+        + head
+        + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
+        + body
+    )
+
+
+PAGE = b"<title>Stacked</title><p>words of the page</p>"
+
+
+@pytest.mark.slow  # raw asyncio servers: two Content-Encoding lines
+@pytest.mark.parametrize(
+    ("body", "encodings"),
+    [
+        (gzip.compress(gzip.compress(PAGE)), [b"gzip, gzip"]),
+        (gzip.compress(zlib.compress(PAGE)), [b"deflate", b"gzip"]),  # two header lines
+        (gzip.compress(PAGE), [b"identity, gzip"]),
+        (zlib.compress(gzip.compress(PAGE)), [b"x-gzip,deflate"]),
+    ],
+    ids=["gzip-in-gzip", "two-lines", "identity-listed", "gzip-in-deflate"],
+)
+async def test_stacked_content_codings_are_all_undone(body: bytes, encodings: list[bytes]) -> None:
+    # aiohttp undoes one coding, and only when the last Content-Encoding line names
+    # exactly one: "gzip, gzip" reached the index as compressed bytes, a page of
+    # garbage words with no title.
+    server, port = await _raw_server(_encoded(body, *encodings))
+    async with server, fetcher(port) as f:
+        result = await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=MB))
+    assert result.body == PAGE and not result.truncated
+
+
+@pytest.mark.slow
+async def test_a_stacked_bomb_is_cut_at_the_cap() -> None:
+    bomb = gzip.compress(gzip_bomb(64 * MB))
+    server, port = await _raw_server(_encoded(bomb, b"gzip, gzip"))
+    async with server, fetcher(port) as f:
+        result = await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=2 * MB))
+    assert result.truncated and len(result.body) == 2 * MB
+
+
+@pytest.mark.slow
+async def test_an_unknown_coding_in_a_stack_is_a_bad_response() -> None:
+    server, port = await _raw_server(_encoded(gzip.compress(PAGE), b"compress, gzip"))
+    async with server, fetcher(port) as f:
+        with pytest.raises(BadResponse, match="compress"):
+            await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=MB))

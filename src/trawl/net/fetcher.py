@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
@@ -47,6 +48,10 @@ MAX_HEADERS = 100
 _ENCODED = re.compile(r"[!-~]+", re.ASCII)
 # A 1xx status line: an informational answer, another header block to come.
 _INFORMATIONAL = re.compile(rb"HTTP/\d\.\d 1(?!01)\d\d")
+# The codings aiohttp undoes, when the last Content-Encoding line names one alone.
+_AIOHTTP_DECODES = frozenset({"gzip", "deflate", "br", "zstd"})
+# Those undone here (the others of a stack): zlib reads gzip and zlib streams alike.
+_ZLIB_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
 
 
 class Fetcher:
@@ -164,6 +169,9 @@ class Fetcher:
                             f"Content-Length {declared} is over the {request.max_bytes}-byte cap"
                         )
                     body, truncated = await _read_capped(response, request.max_bytes)
+                    body, truncated = _undo_codings(
+                        _codings_left(response.raw_headers), body, truncated, request.max_bytes
+                    )
                 return FetchResult(
                     url=url,
                     status=response.status,
@@ -300,6 +308,36 @@ def _text(raw: bytes) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
+
+
+def _codings_left(raw_headers: tuple[tuple[bytes, bytes], ...]) -> list[str]:
+    """The content codings of an answer aiohttp left in its body, in the order they
+    were applied. It undoes one, and only when the last Content-Encoding line names
+    exactly one; a stack ("gzip, gzip", or two lines) is RFC 9110's too (8.4)."""
+    lines = [_text(v).strip().lower() for k, v in raw_headers if k.lower() == b"content-encoding"]
+    codings = [c.strip() for line in lines for c in line.split(",")]
+    if lines and lines[-1] in _AIOHTTP_DECODES:
+        codings.pop()
+    return [c for c in codings if c not in ("", "identity")]
+
+
+def _undo_codings(
+    codings: list[str], body: bytes, truncated: bool, max_bytes: int
+) -> tuple[bytes, bool]:
+    """``body`` with ``codings`` undone, last applied first, never past ``max_bytes``
+    (a bomb inside a bomb costs no more than one)."""
+    for coding in reversed(codings):
+        if coding not in _ZLIB_CODINGS:
+            raise BadResponse(f"bad response: content coding {coding[:40]!r} not supported")
+        try:
+            decoded = zlib.decompressobj(32 + zlib.MAX_WBITS).decompress(body, max_bytes + 1)
+        except zlib.error:
+            try:  # "deflate" sent raw, without zlib's wrapper, as some servers do
+                decoded = zlib.decompressobj(-zlib.MAX_WBITS).decompress(body, max_bytes + 1)
+            except zlib.error as e:
+                raise BadResponse(f"bad response: {coding} body does not decode: {e}") from e
+        body, truncated = decoded[:max_bytes], truncated or len(decoded) > max_bytes
+    return body, truncated
 
 
 async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> tuple[bytes, bool]:
