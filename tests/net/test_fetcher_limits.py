@@ -190,3 +190,14 @@ async def test_an_unknown_coding_in_a_stack_is_a_bad_response() -> None:
     async with server, fetcher(port) as f:
         with pytest.raises(BadResponse, match="compress"):
             await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=MB))
+
+
+@pytest.mark.slow  # a raw asyncio server: no HTTP library sends status 000
+async def test_status_000_is_a_bad_response_not_a_page() -> None:
+    # 000 parsed as a status was stored as 0, which the store reads as "no response",
+    # with no error: the page counted as fetched, neither indexed nor failed.
+    answer = b"HTTP/1.1 000 Zero\r\nContent-Type: text/html\r\nContent-Length: 4\r\n\r\nzero"
+    server, port = await _raw_server(answer)
+    async with server, fetcher(port) as f:
+        with pytest.raises(BadResponse, match="status 000"):
+            await f.fetch(FetchRequest(f"http://127.0.0.1:{port}/", max_bytes=MB))

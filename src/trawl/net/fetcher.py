@@ -155,6 +155,9 @@ class Fetcher:
             async with self._session.request(
                 request.method, _exact(request_url), allow_redirects=False, headers=headers
             ) as response:
+                if response.status < 100:
+                    # 000 (or 099) is no HTTP status; stored, it would read as no answer.
+                    raise BadResponse(f"bad response: status {response.status:03d}")
                 received = tuple((_text(k), _text(v)) for k, v in response.raw_headers)
                 if alias is not None:
                     received = unaliased(received, url, alias)
