@@ -107,7 +107,7 @@ async def test_robots_server_error_means_nothing_is_fetched(serve: Serve) -> Non
     stats = await crawl(site.url("/"), sink, allowed=_allow(site))
 
     assert site.paths() == ["/robots.txt"]
-    assert stats.blocked == 1 and sink.fetched_urls == []
+    assert stats.blocked == 0 and sink.fetched_urls == []  # unanswered, not forbidding
     assert sink.skips[0][1].kind == SkipKind.ROBOTS_UNANSWERED
     assert "nothing allowed" in sink.skips[0][1].detail
 

@@ -59,7 +59,9 @@ async def test_robots_429_means_not_now(serve: Serve, tmp_path: Path) -> None:
     outcome = await run(tmp_path, site.url("/"))
 
     assert site.page_paths() == []
-    assert outcome.blocked == 1 and outcome.indexed == 0
+    # Not "1 blocked by robots.txt": the file forbids nothing, the server said "not now".
+    assert outcome.blocked == 0 and outcome.indexed == 0
+    assert outcome.skipped == {"robots.txt answered 429 (too many requests): nothing allowed": 1}
 
 
 async def test_matcher_work_is_bounded_and_reported(serve: Serve, tmp_path: Path) -> None:

@@ -350,8 +350,8 @@ class Crawler:
             self._reserved -= 1
             self.stats.skip(bar.skip, item.url)
             if bar.kind == "rules":
-                self.stats.blocked += 1
                 unanswered = robots.policy.unanswered
+                self.stats.blocked += 0 if unanswered else 1
                 kind = SkipKind.ROBOTS_UNANSWERED if unanswered else SkipKind.ROBOTS
                 self._sink.skipped(item, Skip(kind, robots.policy.reason))
                 return

@@ -65,7 +65,8 @@ class RobotsPolicy:
     def refusal(self, url: str, user_agent: str) -> str | None:
         """Why ``url`` may not be fetched, or None when it may."""
         if self.rules is None:
-            return None if self.allow_all else "blocked by robots.txt"
+            # Unanswered (429, 5xx): the file forbids nothing, so say what it answered.
+            return None if self.allow_all else self.reason
         allowed, over_budget = self.rules.verdict(url, product_token(user_agent))
         if over_budget:
             return f"robots.txt needs over {MAX_COMPARISONS} comparisons: refused"
