@@ -159,3 +159,22 @@ def test_judge_health_reads_each_start_url_once(monkeypatch: pytest.MonkeyPatch)
     judged = judge_health(tallies, start, set(start), max_error_rate=0.5)
     assert judged.outcome == "complete" and len(judged.prunable) == 200
     assert calls <= 2 * len(start)
+
+
+async def test_a_crawl_prunes_nothing_of_the_same_host_on_another_port(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # Pages are stored by host name, without the port: a crawl of 127.0.0.1:B pruned
+    # every page of 127.0.0.1:A that it had not seen, which is all of them (probed with
+    # trawl crawl: "7 pruned" on a crawl of a one-page site).
+    a = serve(animals("alpaca", "bison"))
+    b = serve(animals("camel"))
+    settings = Settings(data=tmp_path / "data", delay=0.0)
+    await run(settings, a.url("/"))
+    assert found(settings, "alpaca") == 1
+
+    outcome = await run(settings, b.url("/"))
+
+    assert outcome.outcome == "complete" and outcome.pruned == 0
+    assert found(settings, "alpaca") == 1 and found(settings, "camel") == 1
+    assert stored(settings) == 5

@@ -96,11 +96,16 @@ async def close_crawl(
     hosts = [v.host for v in judgement.hosts]
     store.count_inlinks(hosts)
     prunable = judgement.prunable
-    gone = store.unseen_pages(crawl_id, prunable) if prunable else []
+    unseen = store.unseen_pages(crawl_id, prunable) if prunable else []
+    gone = [u for u in unseen if judgement.prunes(u)]
     if prunable:
         if index is not None:
             hosts_pruned = set(prunable)  # a list of 1,000 hosts, asked for every 5xx page
-            failing = [u for u in store.server_error_pages(crawl_id) if _host(u) in hosts_pruned]
+            failing = [
+                u
+                for u in store.server_error_pages(crawl_id)
+                if _host(u) in hosts_pruned and judgement.prunes(u)
+            ]
             for url in [*gone, *failing]:
                 index.delete(url)
             index.commit()

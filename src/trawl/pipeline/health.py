@@ -41,11 +41,18 @@ class HostVerdict:
 class Judgement:
     outcome: Outcome
     hosts: tuple[HostVerdict, ...]  # one per start host
+    # The (host, port) pairs of the start URLs: pages are stored by host name alone, and
+    # a crawl of host:8080 must not prune the pages of the same host on another port.
+    origins: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def prunable(self) -> list[str]:
         """Start hosts whose unseen pages may go."""
         return [v.host for v in self.hosts if v.prunable]
+
+    def prunes(self, url: str) -> bool:
+        """Whether ``url``, a page of a prunable host, is on a start URL's port."""
+        return _host_port(url) in self.origins
 
 
 def judge_health(
@@ -92,7 +99,12 @@ def judge_health(
         outcome = Outcome.COMPLETE
     if outcome == Outcome.STOPPED:
         verdicts = [HostVerdict(v.host, False, Outcome.STOPPED) for v in verdicts]
-    return Judgement(outcome, tuple(verdicts))
+    return Judgement(outcome, tuple(verdicts), frozenset(map(_host_port, start_urls)))
+
+
+def _host_port(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def _verdict(
