@@ -189,6 +189,14 @@ class Settings:
         0,
         100_000,
     )
+    search_workers: int = _setting(
+        0,
+        "Processes `trawl serve` runs searches in, so concurrent searches use every core"
+        " (one process runs one search at a time); 0: searches run in the server's own"
+        " process.",
+        0,
+        64,
+    )
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)
     recrawl_hours: float = _setting(
         0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."

@@ -12,7 +12,7 @@ from trawl.index.tantivy_index import IndexWriter
 from trawl.records import PageRecord
 from trawl.search import searcher
 from trawl.search.request import search_request
-from trawl.server import api_search
+from trawl.server import api_search, search_pool
 from trawl.server.context import Context
 from trawl.server.result_cache import ResultCache
 from trawl.settings import Settings
@@ -49,7 +49,7 @@ def searches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         ran.append(request.text)
         return real(reader, request, settings)
 
-    monkeypatch.setattr(api_search, "search", counted)
+    monkeypatch.setattr(search_pool, "search", counted)
     return ran
 
 

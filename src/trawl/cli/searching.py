@@ -66,7 +66,7 @@ def search(
     from trawl.index.tantivy_index import IndexReader
     from trawl.search.request import search_request
     from trawl.search.searcher import search as run_search
-    from trawl.server.api_search import page_json
+    from trawl.server.answers import page_json
 
     try:
         asked = search_request(
@@ -107,6 +107,7 @@ def serve(
     data: DataOpt = None,
     host: Annotated[str | None, setting_option("host")] = None,
     port: Annotated[int | None, setting_option("port")] = None,
+    search_workers: Annotated[int | None, setting_option("search_workers")] = None,
     store_location: StoreOpt = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -121,7 +122,14 @@ def serve(
     from trawl.server.auth import SETUP_MINUTES
 
     try:
-        settings = load_settings(config, data=data, host=host, port=port, store=store_location)
+        settings = load_settings(
+            config,
+            data=data,
+            host=host,
+            port=port,
+            store=store_location,
+            search_workers=search_workers,
+        )
         check_extras(settings)
         settings.data.mkdir(parents=True, exist_ok=True)
         base = settings.public_url.rstrip("/") or _local_base(settings.host, settings.port)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from datetime import date
 from typing import Annotated, Any
 from xml.sax.saxutils import escape, quoteattr
@@ -14,49 +13,15 @@ from fastapi.responses import JSONResponse, Response
 from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
 from trawl.pipeline.integrity import quick_check
-from trawl.records import Outcome, SearchPage
+from trawl.records import Outcome
 from trawl.search.request import DEFAULT_SORT, MAX_PAGE, SearchRequest, Sort, search_request
-from trawl.search.searcher import search
+from trawl.server.answers import page_json
 from trawl.server.context import Context, context_of
 from trawl.server.errors import public_message
 
+__all__ = ["page_json", "router", "run_search"]  # page_json: `trawl search --json` too
+
 router = APIRouter()
-
-
-def page_json(page: SearchPage) -> dict[str, Any]:
-    """The API's answer; ``trawl search --json`` prints the same shape. Built from the
-    index alone: a search opens no store."""
-    results = []
-    for h in page.hits:
-        results.append(
-            {
-                "url": h.url,
-                "title": h.title,
-                "snippet": h.snippet,
-                "score": h.score,
-                "lang": h.lang,
-                "published": h.published.isoformat() if h.published else None,
-                "modified": h.modified.isoformat() if h.modified else None,
-                "modified_source": h.modified_source,
-                "discussed_on": [asdict(d) for d in h.discussed_on],
-                # The part of the page that answers best: its heading path and deep link.
-                "section": (
-                    {"title": h.section.title, "path": list(h.section.path), "url": h.section.url}
-                    if h.section
-                    else None
-                ),
-            }
-        )
-    return {
-        "query": page.query,
-        "total": page.total,
-        "took_ms": page.took_ms,
-        "page": page.page,
-        "per_page": page.per_page,
-        # The query with misspelt words corrected, when the corrections found the results.
-        "did_you_mean": page.did_you_mean,
-        "results": results,
-    }
 
 
 def run_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str, Any]:
@@ -64,13 +29,14 @@ def run_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str
     answered it (its ``took_ms`` then this answer's own), else searched."""
     started = time.perf_counter()
     reader = ctx.index.get()
-    reader.reload()  # a stat: the commit mark below is the one search() reads
+    reader.reload()  # a stat: the commit mark a search now would read
     key = (request, reader.generation)
     answer = ctx.results.get(key) if key[1] is not None else None
     if answer is None:
-        answer = page_json(search(reader, request, ctx.settings))
-        if key[1] is not None:
-            ctx.results.put(key, answer)
+        # Keyed by the commit the search read, which a commit meanwhile moves on.
+        generation, answer, _ = ctx.search_pool.search(reader, request)
+        if generation is not None:
+            ctx.results.put((request, generation), answer)
     else:
         answer = {**answer, "took_ms": round((time.perf_counter() - started) * 1000, 2)}
     ctx.metrics.observe_query(time.perf_counter() - started, source)

@@ -72,6 +72,7 @@ def create_app(
             await asyncio.to_thread(context.stores.open)  # the schema checked once, here
         except TrawlError as e:  # a store down now may be up by the first request
             log.warning("store not opened at start: %s", e)
+        context.search_pool.start()  # the workers import while the first requests come
         tasks = [asyncio.create_task(context.metrics.sample_forever())]
         if settings.recrawl_hours > 0:
             tasks.append(asyncio.create_task(_recrawl_forever(context)))
@@ -82,6 +83,7 @@ def create_app(
                 await task
         await context.header_checks.close()
         await context.crawls.close()
+        await asyncio.to_thread(context.search_pool.close)
         context.stores.close()
 
     app = FastAPI(

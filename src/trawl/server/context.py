@@ -17,6 +17,7 @@ from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
 from trawl.server.metrics import Metrics
 from trawl.server.ratelimit import RateLimits
 from trawl.server.result_cache import ResultCache
+from trawl.server.search_pool import SearchPool
 from trawl.settings import Settings
 from trawl.store.base import Store
 from trawl.store.connections import StoreConnections
@@ -45,6 +46,7 @@ class Context:
         self.crawls = CrawlManager(settings)
         self.limits = RateLimits(settings.search_rate_limit, settings.admin_rate_limit)
         self.results = ResultCache(settings.search_cache_size)
+        self.search_pool = SearchPool(settings)  # started and closed by the app's lifespan
         self.metrics = Metrics(self.crawls, self.index.documents, settings.index_path)
         self.header_checks = HeaderCheckJobs(settings, header_checker)
         self.setup = auth.SetupLink()  # issued by `trawl serve` when no key exists
