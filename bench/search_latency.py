@@ -1,6 +1,7 @@
 """Search latency as users meet it: results pages with snippets, in-process and served.
 
     .venv/bin/python bench/search_latency.py [--data DIR] [--quick] [--served-only]
+        [--search-workers N]
 
 - SciFact (5,183 abstracts, 300 test queries x 3 rounds): a results page of 10 through
   ``search()`` (ranking, stored pages, snippets: what the API answers) beside bm25s's
@@ -89,7 +90,7 @@ def cpu_ms(seconds: float, requests: int) -> str:
     return f"{seconds / requests * 1000:.2f}"
 
 
-def manual(data: Path | None, passes: int) -> str:
+def manual(data: Path | None, passes: int, search_workers: int = 0) -> str:
     with tempfile.TemporaryDirectory(prefix="trawl-bench-") as tmp:
         if data is None:
             data = Path(tmp) / "data"
@@ -103,7 +104,7 @@ def manual(data: Path | None, passes: int) -> str:
         # The queries repeat (a warm-up pass, then `passes` each): with the result cache
         # most answers would be look-ups, so the figures that count are without it.
         for cache in ("0", "512"):
-            server, base = serve(data, search_cache_size=cache)
+            server, base = serve(data, search_cache_size=cache, search_workers=str(search_workers))
             try:
                 over_http(base, 1, 1)  # warm up
                 for n in (1, 8):
@@ -121,6 +122,8 @@ def manual(data: Path | None, passes: int) -> str:
     ]
     for (clients, cache), (latencies, rate, cpu) in runs.items():
         how = "HTTP `/api/search`" + ("" if cache == "0" else ", result cache on (repeats)")
+        if search_workers:  # their CPU is not counted: bench/served_workers.py counts it
+            how += f", search_workers {search_workers} (CPU: the server process alone)"
         rows.append(
             f"| {how} | {clients} | {len(latencies)} | {ms(latencies, 0.5)}"
             f" | {ms(latencies, 0.95)} | {rate:.0f} | {cpu_ms(cpu, len(latencies))} |"
@@ -134,12 +137,17 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="Fewer passes; nothing recorded.")
     parser.add_argument("--served-only", action="store_true", help="Skip SciFact.")
     parser.add_argument("--passes", type=int, help="Passes over the manual's queries.")
+    parser.add_argument(
+        "--search-workers", type=int, default=0, help="The server's search_workers setting."
+    )
     args = parser.parse_args()
     load = os.getloadavg()[0]
     parts = [
         (
             "The PostgreSQL manual, served",
-            partial(manual, args.data, args.passes or (1 if args.quick else 5)),
+            partial(
+                manual, args.data, args.passes or (1 if args.quick else 5), args.search_workers
+            ),
         ),
     ]
     if not args.served_only:
