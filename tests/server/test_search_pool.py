@@ -139,3 +139,11 @@ def test_the_rate_limit_holds_with_workers(tmp_path: Path) -> None:
     with TestClient(create_app(settings, header_checker=None)) as client:
         codes = [client.get("/api/search", params={"q": f"tortoise {n}"}) for n in range(5)]
     assert [r.status_code for r in codes] == [200, 200, 200, 429, 429]
+
+
+def test_a_search_after_the_pool_closed_runs_here(pooled: Context) -> None:
+    """A request still in flight at shutdown gets its answer, from the server itself."""
+    assert _searched_in(pooled, "tortoise")[0] != os.getpid()
+    pooled.search_pool.close()
+    pid, answer = _searched_in(pooled, "tortoise")
+    assert pid == os.getpid() and answer["total"] == 3 and pooled.search_pool.pids() == []

@@ -100,6 +100,10 @@ class SearchPool:
         self._started = False
         self._closed = False
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def start(self) -> None:
         """Start the workers now, so the first searches do not wait for their imports."""
         with self._lock:
@@ -131,7 +135,13 @@ class SearchPool:
         if not self.workers or self._closed:
             return search_here(reader, request, self._settings)
         self.start()
-        worker = self._idle.get()
+        while True:  # all busy: wait for one, unless the pool closes meanwhile
+            try:
+                worker = self._idle.get(timeout=1.0)
+                break
+            except queue.Empty:
+                if self.closed:  # (a property: mypy takes the flag as still False)
+                    return search_here(reader, request, self._settings)
         try:
             worker.conn.send(request)
             answer: Searched | None = worker.conn.recv()
@@ -146,7 +156,8 @@ class SearchPool:
         dead.conn.close()
         dead.process.join(timeout=5)
         with self._lock:
-            self._all.remove(dead)
+            if dead in self._all:  # not when the pool closed meanwhile
+                self._all.remove(dead)
             if not self._closed:
                 self._idle.put(self._spawn())
 
