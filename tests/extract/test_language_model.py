@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+import tracemalloc
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,17 @@ def test_a_killed_writers_staging_folder_is_removed(cache_home: Path) -> None:
 
     assert not left.exists()
     assert live.exists()
+
+
+def test_a_loaded_model_holds_little_heap(cache_home: Path) -> None:
+    """py3langid keeps its DFA tables as Python lists of ints (about 10 MB in every
+    process that detects a language); the mapped model keeps them as flat arrays."""
+    load()  # writes the cache
+    tracemalloc.start()
+    try:
+        model = load()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert answers(model) == [py3langid.classify(text) for text in TEXTS]
+    assert held < 4_000_000, f"the loaded model holds {held / 1e6:.1f} MB of heap"
