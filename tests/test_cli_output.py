@@ -86,15 +86,15 @@ def test_export_refuses_an_unknown_format(tmp_path: Path) -> None:
     assert result.returncode == 2
 
 
-def run_in_terminal(*args: str) -> str:
-    """Run trawl with a pseudo-terminal as its standard output, as in a shell."""
+def run_in_terminal(*args: str, stream: str = "stdout") -> str:
+    """Run trawl with a pseudo-terminal as its standard output (or error), as in a shell."""
     controller, terminal = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
     env["TERM"] = "xterm-256color"
     with subprocess.Popen(
         [sys.executable, "-m", "trawl", *args],
-        stdout=terminal,
-        stderr=subprocess.DEVNULL,
+        stdout=terminal if stream == "stdout" else subprocess.DEVNULL,
+        stderr=terminal if stream == "stderr" else subprocess.DEVNULL,
         env=env,
     ) as process:
         os.close(terminal)
@@ -129,3 +129,15 @@ def test_search_highlights_matches_in_a_terminal_and_not_in_a_pipe(
     assert ESC in shown
     # The matched word is styled on its own: a style starts right before it, ends right after.
     assert re.search(r"hedgehogs \x1b\[[0-9;]*mmealworms\x1b\[0m and water", shown), shown
+
+
+def test_a_crawl_draws_its_progress_on_a_terminal_only(serve: Serve, tmp_path: Path) -> None:
+    server = site(serve)
+    shown = run_in_terminal(
+        "crawl", server.url("/"), "--data", str(tmp_path / "a"), "--delay", "0.3", stream="stderr"
+    )
+    piped = trawl("crawl", server.url("/"), "--data", str(tmp_path / "b"), "--delay", "0.3")
+
+    assert piped.returncode == 0, piped.stderr
+    assert "queued" not in piped.stderr and ESC not in piped.stderr
+    assert re.search(r"crawl.*\d+ fetched, \d+ queued, 0 failed", shown), shown

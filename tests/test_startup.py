@@ -25,3 +25,20 @@ def test_starting_a_crawl_imports_nothing_only_its_end_needs() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+# Loaded only when used (resident memory, bench/RESULTS.md "Many hosts: memory"): lxml
+# by the first XML sitemap, rich's live display by a crawl on a terminal.
+ON_DEMAND = ("lxml", "rich.progress", "rich.live")
+
+
+def test_a_crawl_loads_no_sitemap_parser_or_progress_bar_it_does_not_use() -> None:
+    code = (
+        "import sys, trawl.cli, trawl.pipeline.crawl_run, trawl.pipeline.parse,"
+        " trawl.pipeline.crawl_end, trawl.index.documents\n"
+        f"print(sorted(m for m in {ON_DEMAND!r} if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]", f"loaded before any use: {result.stdout.strip()}"

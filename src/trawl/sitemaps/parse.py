@@ -13,11 +13,14 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from trawl.errors import InvalidUrl, SitemapError
 from trawl.sitemaps.dates import dates_trusted, parse_date
-from trawl.sitemaps.xmlreader import Kind, read_xml
 from trawl.urls.identity import forms, normalise
+
+if TYPE_CHECKING:
+    from trawl.sitemaps.xmlreader import Kind
 
 # sitemaps.org: at most 50,000 URLs and 50 MB (uncompressed) per file.
 MAX_BYTES = 50 * 1024 * 1024
@@ -124,7 +127,10 @@ def parse_sitemap(
     collector = _Collector(url, max_urls)
     start = _xml_start(data)
     if start is not None:
-        kind = read_xml(data, start, collector.add)
+        # lxml (4 MB resident) loads with the first XML sitemap, not with every crawl.
+        from trawl.sitemaps.xmlreader import read_xml  # noqa: PLC0415
+
+        kind: Kind = read_xml(data, start, collector.add)
     else:
         _read_text(data, content_type, collector)
         kind = "text"
