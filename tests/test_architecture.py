@@ -94,7 +94,7 @@ ONLY = {
     "trawl.server": ("trawl.server", "trawl.cli"),
     # An evaluation builds its index with the stage pool, as `trawl index` does.
     "trawl.pipeline": ("trawl.pipeline", "trawl.cli", "trawl.server", "trawl.evaluation.runner"),
-    "trawl.cli": ("trawl.__main__", "trawl.cli"),
+    "trawl.cli": ("trawl.__main__", "trawl.entry", "trawl.cli"),
 }
 
 # The crawler hands pages on without knowing what happens to them (trawl.pipeline does).

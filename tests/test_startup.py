@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import entry_points
 
 LATE = (
     "numpy",
@@ -42,3 +43,14 @@ def test_a_crawl_loads_no_sitemap_parser_or_progress_bar_it_does_not_use() -> No
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "[]", f"loaded before any use: {result.stdout.strip()}"
+
+
+def test_the_console_script_loads_no_cli_into_spawned_workers() -> None:
+    """A spawned parse worker imports what the ``trawl`` script imports: not the CLI."""
+    (script,) = (e for e in entry_points(group="console_scripts") if e.name == "trawl")
+    module = script.value.partition(":")[0]
+    code = f"import sys, {module}\nprint(sorted(m for m in ('typer', 'rich') if m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]", f"{script.value} loads {result.stdout.strip()}"
