@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -355,6 +357,22 @@ def test_folds_are_fixed_by_page_id() -> None:
     assert fold_of("042bb7b5fedab6eac7db576522b89b93904c237d344bcbe14a6a5ab7f7335856") == folds[0]
     assert sorted(set(folds)) == [0, 1, 2, 3, 4]
     assert min(folds.count(n) for n in range(5)) >= 25
+
+
+def test_renamed_pages_keep_their_text_and_repeats() -> None:
+    # The bench's "names unseen" set: every class and id word renamed, one new name per
+    # word (repeated cards still repeat), nothing else of the markup touched.
+    renamed = cast(Callable[[str], str], bench_extraction().renamed)
+    html = (
+        "<div class=\"post-content main\" id=story><p class='lede'>Words.</p></div>"
+        '<div class="card x"><a href="/a">A</a></div><div class="card y">B</div>'
+    )
+    out = renamed(html)
+    assert "post-content" not in out and "story" not in out and "lede" not in out
+    assert "card" not in out and 'href="/a"' in out
+    card = "x" + hashlib.sha256(b"card").hexdigest()[:6]
+    assert out.count(f'class="{card} x') == 2
+    assert re.sub(r"<[^>]*>", "", out) == re.sub(r"<[^>]*>", "", html)
 
 
 # -- rules that make the scorer generalise (each test fails without its rule) ---------
