@@ -14,7 +14,7 @@ import importlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier
@@ -224,18 +224,33 @@ async def crawl(
             resume = store.frontier_pending(crawl_id)
         importing = asyncio.create_task(_import_end_modules())
         try:
-            stats, ended = await run_crawler(
-                start_urls=start_urls,
-                resume=resume,
-                settings=settings,
-                frontier=frontier,
-                pipeline=pipeline,
-                on_progress=on_progress,
-                on_crawler=on_crawler,
-                allow=allow,
-                trust_start_urls=trust_start_urls,
-                requests=requests,
-            )
+            # SQLite: the crawl's writes commit WRITE_BATCH at a time, not one by one.
+            with store.write_batch(*WRITE_BATCH):
+                crawling = asyncio.ensure_future(
+                    run_crawler(
+                        start_urls=start_urls,
+                        resume=resume,
+                        settings=settings,
+                        frontier=frontier,
+                        pipeline=pipeline,
+                        on_progress=on_progress,
+                        on_crawler=on_crawler,
+                        allow=allow,
+                        trust_start_urls=trust_start_urls,
+                        requests=requests,
+                    )
+                )
+                flushing = asyncio.create_task(_flush_every(store, WRITE_BATCH[1], crawling))
+                try:
+                    stats, ended = await crawling
+                except asyncio.CancelledError:
+                    done = flushing.done() and not flushing.cancelled()
+                    failed = flushing.exception() if done else None
+                    if failed is not None:
+                        raise failed from None  # a full disk stops the crawl
+                    raise
+                finally:
+                    flushing.cancel()
         except RenderError:
             # Chromium would not start, so no request was made: a failed run, not
             # one to resume.
@@ -290,6 +305,23 @@ async def crawl(
         unchanged=pipeline.unchanged,
         not_indexed=dict(pipeline.not_indexed),
     )
+
+
+# The store's write batch during a crawl: at most this many writes (pages, frontier
+# marks), held at most this many seconds. A kill loses at most that much, refetched.
+WRITE_BATCH = (100, 0.5)
+
+
+async def _flush_every(store: Store, seconds: float, crawling: asyncio.Future[Any]) -> None:
+    """Commit the write batch while the crawl waits (politeness) and writes nothing;
+    a commit that fails (a full disk) stops the crawl with its error."""
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            store.flush()
+        except BaseException:
+            crawling.cancel()
+            raise
 
 
 async def run_crawler(

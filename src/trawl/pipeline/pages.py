@@ -165,6 +165,9 @@ class PagePipeline:
             # crawl ends healthy (see crawl_end.close_crawl).
             self._index.delete(record.url)
         if self._index.pending >= COMMIT_EVERY:
+            # The store's write batch first: the index never holds a page, or lacks
+            # one it deleted, that a kill could still take out of the store.
+            self._store.flush()
             self._index.commit()
         return follow
 

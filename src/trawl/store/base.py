@@ -21,6 +21,7 @@ Invariants every backend keeps:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from trawl.records import (
@@ -104,6 +105,14 @@ class Pages(Protocol):
     def delete_pages(self, urls: Sequence[str]) -> None: ...
 
     def mark_in_sitemap(self, crawl_id: int, urls: Sequence[str]) -> None: ...
+
+    def write_batch(self, pages: int, seconds: float) -> AbstractContextManager[None]:
+        """Writes inside commit together, every ``pages`` writes or ``seconds``."""
+        ...
+
+    def flush(self) -> None:
+        """Commit what the open write batch holds."""
+        ...
 
 
 class FrontierLog(Protocol):

@@ -44,4 +44,13 @@ class Database(Protocol):
         BEGIN mode, IMMEDIATE to take the write lock first)."""
         ...
 
+    def write_batch(self, pages: int, seconds: float) -> AbstractContextManager[None]:
+        """Writes inside may commit together, every ``pages`` writes or ``seconds``;
+        a kill loses the batch not yet committed, whole. (A pool: each write commits.)"""
+        ...
+
+    def flush(self) -> None:
+        """Commit what the open write batch holds."""
+        ...
+
     def close(self) -> None: ...

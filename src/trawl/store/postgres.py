@@ -107,6 +107,15 @@ class PooledDatabase:
             finally:
                 self._local.conn = None
 
+    @contextmanager
+    def write_batch(self, pages: int, seconds: float) -> Iterator[None]:
+        # Each write commits as it always did: a pool's writes run in threads (see
+        # PagePipeline), off the event loop, on as many connections.
+        yield
+
+    def flush(self) -> None:
+        pass
+
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Rows:
         with self.connection() as conn:
             try:

@@ -372,6 +372,17 @@ class SqlStore(FrontierQueries, AdminQueries):
         ).fetchone()
         return row[0] if row else None
 
+    def write_batch(self, pages: int, seconds: float) -> AbstractContextManager[None]:
+        """Writes inside commit together, every ``pages`` writes or ``seconds`` and at
+        the end (SQLite: one commit instead of one a page). A kill loses the open batch
+        whole (pages, links, frontier marks together), so a resume fetches it again."""
+        return self._db.write_batch(pages, seconds)
+
+    def flush(self) -> None:
+        """Commit the open write batch: before an index commit, so the index never
+        holds a page the store could still lose."""
+        self._db.flush()
+
     def close(self) -> None:
         self._db.close()
 

@@ -11,12 +11,15 @@ and gives them sqlite3's connection with its errors translated.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trawl.errors import DiskFull, StoreError
+from trawl.faults import fault_point
 from trawl.store.dialect import SQLITE
 from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 from trawl.store.sql_store import SqlStore
@@ -73,34 +76,66 @@ class _Rows:
             raise _store_error(self._where, e) from e
 
 
+@dataclass
+class _Batch:
+    """The write batch open on a connection: its bounds, and what it holds so far."""
+
+    pages: int  # commit once this many writes (a page, a frontier mark...) are held
+    seconds: float  # ... or once the oldest has waited this long
+    held: int = 0
+    began: float = 0.0
+
+
 class SQLiteDatabase:
     """sqlite3's connection as the store methods use it, with sqlite3's errors translated
     where they cross into Trawl: a damaged trawl.sqlite or a full disk is a StoreError
-    with the file's name, not a traceback."""
+    with the file's name, not a traceback.
+
+    In a write batch (``write_batch``) every write joins one open transaction, each
+    store transaction a savepoint in it (still all or nothing), committed every
+    ``pages`` writes or ``seconds``: one commit, not one a page. A kill loses the
+    whole open batch and nothing else, as if its writes had never been made."""
 
     threadsafe = False  # one connection: one transaction at a time
 
     def __init__(self, db: sqlite3.Connection, where: str) -> None:
         self._sqlite = db
         self._where = where
+        self._batch: _Batch | None = None
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Rows:
+        batched = self._batch is not None and not sql.startswith("SELECT")
         try:
-            return _Rows(self._sqlite.execute(sql, parameters), self._where)
+            if batched:
+                self._begin_batch()
+            rows = _Rows(self._sqlite.execute(sql, parameters), self._where)
         except sqlite3.Error as e:
             raise _store_error(self._where, e) from e
+        if batched:
+            self._held()
+        return rows
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any:
+        batched = self._batch is not None
         try:
-            return self._sqlite.executemany(sql, parameters)
+            if batched:
+                self._begin_batch()
+            cursor = self._sqlite.executemany(sql, parameters)
         except sqlite3.Error as e:
             raise _store_error(self._where, e) from e
+        if batched:
+            self._held()
+        return cursor
 
     def stream(self, sql: str, parameters: Sequence[Any] = (), /) -> Iterator[Any]:
         return iter(self.execute(sql, parameters))
 
     @contextmanager
     def transaction(self, mode: str = "") -> Iterator[SQLiteDatabase]:
+        if self._batch is not None:
+            with self._savepoint():
+                yield self
+            return
         # In autocommit mode the connection's context manager does not open a
         # transaction, so BEGIN explicitly; its __exit__ commits or rolls back.
         try:
@@ -109,6 +144,90 @@ class SQLiteDatabase:
                 yield self
         except sqlite3.Error as e:
             raise _store_error(self._where, e) from e
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        """A store transaction inside the batch: undone alone if it fails."""
+        batch, self._batch = self._batch, None  # its statements are this savepoint's
+        try:
+            try:
+                self._begin_batch(batch)
+                self._sqlite.execute("SAVEPOINT store_write")
+            except sqlite3.Error as e:
+                raise _store_error(self._where, e) from e
+            try:
+                yield
+            except BaseException:
+                # A full disk may have rolled the whole batch back already.
+                if self._sqlite.in_transaction:
+                    self._sqlite.execute("ROLLBACK TO store_write")
+                    self._sqlite.execute("RELEASE store_write")
+                raise
+            try:
+                self._sqlite.execute("RELEASE store_write")
+            except sqlite3.Error as e:
+                raise _store_error(self._where, e) from e
+        finally:
+            self._batch = batch
+        self._held()
+
+    @contextmanager
+    def write_batch(self, pages: int, seconds: float) -> Iterator[None]:
+        """Writes made inside commit together, every ``pages`` writes or ``seconds``
+        (and at the end, and at each ``flush``)."""
+        if self._batch is not None:
+            yield  # one open already: join it
+            return
+        self._batch = _Batch(pages, seconds)
+        try:
+            yield
+        except BaseException:
+            # What the batch holds is whole (each write its own savepoint): keep it,
+            # unless the failure left nothing to keep (a full disk).
+            try:
+                self.flush()
+            except StoreError:
+                self._rollback()
+            raise
+        finally:
+            self._batch = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Commit the open batch's writes now (before an index commit: the index
+        never holds a page the store could still lose)."""
+        if not self._sqlite.in_transaction:
+            return
+        try:
+            self._sqlite.execute("COMMIT")
+        except sqlite3.Error as e:
+            self._rollback()
+            raise _store_error(self._where, e) from e
+        if self._batch is not None:
+            self._batch.held = 0
+
+    def _rollback(self) -> None:
+        if self._sqlite.in_transaction:
+            self._sqlite.execute("ROLLBACK")
+
+    def _begin_batch(self, batch: _Batch | None = None) -> None:
+        batch = batch or self._batch
+        if batch is not None and not self._sqlite.in_transaction:
+            # IMMEDIATE: the write lock now, never a deferred upgrade that fails busy.
+            self._sqlite.execute("BEGIN IMMEDIATE")
+            batch.held = 0
+            batch.began = time.monotonic()
+
+    def _held(self) -> None:
+        """One more write in the batch: commit it when full or old enough."""
+        batch = self._batch
+        if batch is None or not self._sqlite.in_transaction:
+            return
+        batch.held += 1
+        if batch.held == 3:
+            fault_point("store.mid_write_batch")  # two writes held, none committed
+        if batch.held >= batch.pages or time.monotonic() - batch.began >= batch.seconds:
+            self.flush()
 
     def close(self) -> None:
         self._sqlite.close()
