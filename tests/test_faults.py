@@ -376,9 +376,7 @@ async def test_a_resumed_run_reads_only_the_pages_its_predecessor_fetched(
         store.close()
 
 
-def test_a_crawl_killed_mid_write_batch_loses_nothing_it_counted(
-    serve: Serve, data: Data
-) -> None:
+def test_a_crawl_killed_mid_write_batch_loses_nothing_it_counted(serve: Serve, data: Data) -> None:
     """SQLite commits a crawl's writes in batches: killed with writes held and not yet
     committed, the store keeps no frontier entry marked fetched without its page, and
     the same command fetches again what the batch held: then store and index agree."""

@@ -580,3 +580,44 @@ def test_a_header_check_replaces_the_last_one_on_both(store: Store) -> None:
     total, links = store.external_links()
     assert total == 1
     assert [(e.url, e.status) for e in links] == [("https://elsewhere.example/x", 200)]
+
+
+def test_a_write_batch_commits_whole_writes_together(open_store: Callable[[], Store]) -> None:
+    """Inside a write batch the writes reach other connections at a flush, each page
+    whole; a write that fails undoes itself and nothing the batch held before it."""
+    store, other = open_store(), open_store()
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    urls = [f"https://example.com/{i}" for i in range(3)]
+    store.frontier_add(crawl_id, [CrawlUrl(u, 1, "https://example.com/") for u in urls])
+    with store.write_batch(100, 3600):
+        store.save_page(page(urls[0]), [Link(urls[1], "one")], crawl_id)
+        with pytest.raises(StoreError):
+            # NOT NULL to_url: the links fail after the page's upsert, which is undone
+            store.save_page(page(urls[1]), [Link(None, "x")], crawl_id)  # type: ignore[arg-type]
+        store.save_page(page(urls[2]), [], crawl_id)
+        batched = isinstance(store, SQLiteStore)
+        seen = {u for u in urls if other.page(u) is not None}
+        assert seen == (set() if batched else {urls[0], urls[2]})
+        store.flush()
+        assert {u for u in urls if other.page(u) is not None} == {urls[0], urls[2]}
+        store.save_page(page(urls[0], title="Again"), [], crawl_id)
+    # the batch's end commits what it holds
+    again = other.page(urls[0])
+    assert again is not None and again.title == "Again"
+    assert sorted(other.frontier_fetched(crawl_id)) == [urls[0], urls[2]]
+    assert other.links_from(urls[0]) == []
+
+
+def test_a_write_batch_commits_when_full(tmp_path: Path) -> None:
+    store, other = SQLiteStore(tmp_path / "t.sqlite"), SQLiteStore(tmp_path / "t.sqlite")
+    try:
+        with store.write_batch(2, 3600):
+            store.save_page(page("https://example.com/1"))
+            assert other.count_pages() == 0
+            store.save_page(page("https://example.com/2"))
+            assert other.count_pages() == 2  # two writes: full, committed
+            store.save_page(page("https://example.com/3"))
+            assert other.count_pages() == 2
+    finally:
+        store.close()
+        other.close()

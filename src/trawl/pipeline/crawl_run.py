@@ -318,7 +318,7 @@ async def _flush_every(store: Store, seconds: float, crawling: asyncio.Future[An
     while True:
         await asyncio.sleep(seconds)
         try:
-            store.flush()
+            store.flush(due_only=True)
         except BaseException:
             crawling.cancel()
             raise

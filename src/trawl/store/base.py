@@ -110,8 +110,8 @@ class Pages(Protocol):
         """Writes inside commit together, every ``pages`` writes or ``seconds``."""
         ...
 
-    def flush(self) -> None:
-        """Commit what the open write batch holds."""
+    def flush(self, *, due_only: bool = False) -> None:
+        """Commit what the open write batch holds (``due_only``: if full or old)."""
         ...
 
 

@@ -49,8 +49,8 @@ class Database(Protocol):
         a kill loses the batch not yet committed, whole. (A pool: each write commits.)"""
         ...
 
-    def flush(self) -> None:
-        """Commit what the open write batch holds."""
+    def flush(self, *, due_only: bool = False) -> None:
+        """Commit what the open write batch holds (``due_only``: if full or old)."""
         ...
 
     def close(self) -> None: ...

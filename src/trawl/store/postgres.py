@@ -113,7 +113,7 @@ class PooledDatabase:
         # PagePipeline), off the event loop, on as many connections.
         yield
 
-    def flush(self) -> None:
+    def flush(self, *, due_only: bool = False) -> None:
         pass
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> _Rows:

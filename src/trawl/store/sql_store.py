@@ -378,10 +378,11 @@ class SqlStore(FrontierQueries, AdminQueries):
         whole (pages, links, frontier marks together), so a resume fetches it again."""
         return self._db.write_batch(pages, seconds)
 
-    def flush(self) -> None:
+    def flush(self, *, due_only: bool = False) -> None:
         """Commit the open write batch: before an index commit, so the index never
-        holds a page the store could still lose."""
-        self._db.flush()
+        holds a page the store could still lose. ``due_only``: only if it is full or
+        old enough, and not while a read is in progress."""
+        self._db.flush(due_only=due_only)
 
     def close(self) -> None:
         self._db.close()

@@ -86,6 +86,29 @@ class _Batch:
     began: float = 0.0
 
 
+class _Fetched(_Rows):
+    """A write's rows, read to the end at once."""
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._rows = cursor.fetchall()
+        self._count = cursor.rowcount
+
+    @property
+    def rowcount(self) -> int:
+        return self._count
+
+    def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        while self._rows:
+            yield self._rows.pop(0)
+
+
 class SQLiteDatabase:
     """sqlite3's connection as the store methods use it, with sqlite3's errors translated
     where they cross into Trawl: a damaged trawl.sqlite or a full disk is a StoreError
@@ -108,7 +131,10 @@ class SQLiteDatabase:
         try:
             if batched:
                 self._begin_batch()
-            rows = _Rows(self._sqlite.execute(sql, parameters), self._where)
+            cursor = self._sqlite.execute(sql, parameters)
+            # A write's rows (RETURNING) are read at once: no statement is left in
+            # progress when the batch commits below.
+            rows = _Rows(cursor, self._where) if not batched else _Fetched(cursor)
         except sqlite3.Error as e:
             raise _store_error(self._where, e) from e
         if batched:
@@ -193,18 +219,39 @@ class SQLiteDatabase:
             self._batch = None
         self.flush()
 
-    def flush(self) -> None:
+    def flush(self, *, due_only: bool = False) -> None:
         """Commit the open batch's writes now (before an index commit: the index
-        never holds a page the store could still lose)."""
+        never holds a page the store could still lose). ``due_only``: only if it is
+        full or old enough, and not while a read is in progress (a timer's)."""
+        if due_only:
+            self._flush_due()
+        else:
+            self._commit(must=True)
+
+    def _commit(self, *, must: bool) -> None:
+        """Commit the open batch. When not ``must``, a read still in progress (a
+        cursor not yet exhausted) only delays the commit to the next write or tick."""
         if not self._sqlite.in_transaction:
             return
         try:
             self._sqlite.execute("COMMIT")
         except sqlite3.Error as e:
-            self._rollback()
+            if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+                if not must:
+                    return  # the transaction stands, whole: committed later
+            else:
+                self._rollback()
             raise _store_error(self._where, e) from e
         if self._batch is not None:
             self._batch.held = 0
+
+    def _flush_due(self) -> None:
+        """Commit the open batch if it is full or old enough (the crawl's timer)."""
+        batch = self._batch
+        if batch is None or not self._sqlite.in_transaction:
+            return
+        if batch.held >= batch.pages or time.monotonic() - batch.began >= batch.seconds:
+            self._commit(must=False)
 
     def _rollback(self) -> None:
         if self._sqlite.in_transaction:
@@ -226,8 +273,7 @@ class SQLiteDatabase:
         batch.held += 1
         if batch.held == 3:
             fault_point("store.mid_write_batch")  # two writes held, none committed
-        if batch.held >= batch.pages or time.monotonic() - batch.began >= batch.seconds:
-            self.flush()
+        self._flush_due()
 
     def close(self) -> None:
         self._sqlite.close()
