@@ -393,6 +393,11 @@ def test_a_crawl_killed_mid_write_batch_loses_nothing_it_counted(serve: Serve, d
             crawl_id = store.crawls(limit=1)[0].id
             fetched = store.frontier_fetched(crawl_id)
             assert all(store.page(u) is not None for u in fetched), fetched
+            # ... and no fetched page's link missing from the frontier
+            known = {*store.frontier_finished(crawl_id)}
+            known |= {i.url for i in store.frontier_pending(crawl_id)}
+            linked = {link.url for u in fetched for link in store.links_from(u)}
+            assert linked <= known, linked - known
             assert len(fetched) < len(routes)  # the kill did take a batch with it
         finally:
             store.close()

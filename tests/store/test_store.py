@@ -613,10 +613,14 @@ def test_a_write_batch_commits_when_full(tmp_path: Path) -> None:
     try:
         with store.write_batch(2, 3600):
             store.save_page(page("https://example.com/1"))
-            assert other.count_pages() == 0
+            store.flush(due_only=True)
+            assert other.count_pages() == 0  # one write: not due
             store.save_page(page("https://example.com/2"))
+            assert other.count_pages() == 0  # only a flush commits
+            store.flush(due_only=True)
             assert other.count_pages() == 2  # two writes: full, committed
             store.save_page(page("https://example.com/3"))
+            store.flush(due_only=True)
             assert other.count_pages() == 2
     finally:
         store.close()

@@ -313,10 +313,11 @@ WRITE_BATCH = (100, 0.5)
 
 
 async def _flush_every(store: Store, seconds: float, crawling: asyncio.Future[Any]) -> None:
-    """Commit the write batch while the crawl waits (politeness) and writes nothing;
-    a commit that fails (a full disk) stops the crawl with its error."""
+    """Commit the write batch when it is due. Between the crawl's events: a page's save
+    and its links' admission (no await between them) commit together. A commit that
+    fails (a full disk) stops the crawl with its error."""
     while True:
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds / 5)
         try:
             store.flush(due_only=True)
         except BaseException:

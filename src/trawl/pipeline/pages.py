@@ -111,6 +111,13 @@ class PagePipeline:
         return follow
 
     async def _fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+        if self._index is not None and self._index.pending >= COMMIT_EVERY:
+            # Here, not after a save: the crawler admits a page's links right after
+            # this returns, and a commit between the two could keep the page without
+            # its links. The store's write batch first: the index never holds a page,
+            # or lacks one it deleted, that a kill could still take out of the store.
+            self._store.flush()
+            self._index.commit()
         if result.status == 304:
             self.unchanged += 1
             self._store.touch_page(item.url, self._crawl_id)
@@ -164,11 +171,6 @@ class PagePipeline:
             # index now. A server error may be an outage: it leaves only when the
             # crawl ends healthy (see crawl_end.close_crawl).
             self._index.delete(record.url)
-        if self._index.pending >= COMMIT_EVERY:
-            # The store's write batch first: the index never holds a page, or lacks
-            # one it deleted, that a kill could still take out of the store.
-            self._store.flush()
-            self._index.commit()
         return follow
 
     def failed(self, item: CrawlUrl, error: str) -> None:

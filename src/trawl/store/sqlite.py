@@ -115,9 +115,10 @@ class SQLiteDatabase:
     with the file's name, not a traceback.
 
     In a write batch (``write_batch``) every write joins one open transaction, each
-    store transaction a savepoint in it (still all or nothing), committed every
-    ``pages`` writes or ``seconds``: one commit, not one a page. A kill loses the
-    whole open batch and nothing else, as if its writes had never been made."""
+    store transaction a savepoint in it (still all or nothing), committed by
+    ``flush`` (``due_only``: once ``pages`` writes or ``seconds`` are held): one
+    commit, not one a page. A kill loses the whole open batch and nothing else, as
+    if its writes had never been made."""
 
     threadsafe = False  # one connection: one transaction at a time
 
@@ -266,14 +267,15 @@ class SQLiteDatabase:
             batch.began = time.monotonic()
 
     def _held(self) -> None:
-        """One more write in the batch: commit it when full or old enough."""
+        """One more write in the batch. Never a commit here: only ``flush`` commits, so
+        the caller decides where one may fall (a crawl: between its events, never
+        between a page's save and its links' admission)."""
         batch = self._batch
         if batch is None or not self._sqlite.in_transaction:
             return
         batch.held += 1
         if batch.held == 3:
             fault_point("store.mid_write_batch")  # two writes held, none committed
-        self._flush_due()
 
     def close(self) -> None:
         self._sqlite.close()
