@@ -233,7 +233,8 @@ class Settings:
     host: str = _setting("127.0.0.1", "Address `trawl serve` listens on.")
     port: int = _setting(8080, "Port `trawl serve` listens on.", 1, 65535)
     search_rate_limit: str = _setting(
-        "120/minute", "Searches one client (IP address) may make, as count/second|minute|hour."
+        "120/minute",
+        "Searches one client (an IPv4 address, an IPv6 /64) may make, as count/second|minute|hour.",
     )
     admin_rate_limit: str = _setting(
         "600/minute", "Admin API calls one API key may make, as count/second|minute|hour."

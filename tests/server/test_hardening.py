@@ -403,12 +403,14 @@ def _serve_cli(tmp_path: Path, **env: str) -> Iterator[str]:
         child.wait(10)
 
 
-def _statuses(base: str, count: int) -> list[int]:
-    """``count`` searches from this one client, each claiming another address."""
+def _statuses(base: str, count: int | list[str]) -> list[int]:
+    """Searches from this one client, each claiming another address (``count`` of them,
+    or the addresses given)."""
+    claimed = count if isinstance(count, list) else [f"203.0.113.{n}" for n in range(count)]
     found = []
-    for n in range(count):
+    for address in claimed:
         request = urllib.request.Request(
-            base + "/api/search?q=heron", headers={"X-Forwarded-For": f"203.0.113.{n}"}
+            base + "/api/search?q=heron", headers={"X-Forwarded-For": address}
         )
         try:
             with urllib.request.urlopen(request, timeout=10) as answer:
@@ -426,6 +428,23 @@ def test_forwarded_for_is_believed_only_from_trusted_proxies(tmp_path: Path) -> 
     for base in _serve_cli(tmp_path / "proxied", TRAWL_TRUSTED_PROXIES="127.0.0.1", **limit):
         # Listed: each forwarded client is counted on its own.
         assert 429 not in _statuses(base, 8)
+
+
+def _refused(base: str, addresses: list[str]) -> list[bool]:
+    return [status == 429 for status in _statuses(base, addresses)]
+
+
+def test_one_ipv6_64_shares_one_search_limit(tmp_path: Path) -> None:
+    """Anyone holding a /64 holds 2**64 addresses: counted one by one, they are unlimited."""
+    limit = {"TRAWL_SEARCH_RATE_LIMIT": "3/minute", "TRAWL_TRUSTED_PROXIES": "127.0.0.1"}
+    for base in _serve_cli(tmp_path, **limit):
+        same_64 = [f"2001:db8:1:2::{n:x}" for n in range(1, 5)]
+        assert _refused(base, same_64) == [False, False, False, True]
+        # Another /64 of the same /48 is another client.
+        assert _refused(base, ["2001:db8:1:3::1"]) == [False]
+        # An IPv4 client is counted the same however it is written.
+        mapped = ["198.51.100.7", "::ffff:198.51.100.7", "198.51.100.7", "::ffff:c633:6407"]
+        assert _refused(base, mapped) == [False, False, False, True]
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

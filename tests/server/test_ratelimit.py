@@ -83,3 +83,18 @@ def test_threads_never_get_more_than_the_rate() -> None:
 def test_a_bad_rate_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         RateLimits("lots", "600/minute")
+
+
+@pytest.mark.parametrize(
+    ("host", "key"),
+    [
+        ("203.0.113.9", "203.0.113.9"),
+        ("::ffff:203.0.113.9", "203.0.113.9"),
+        ("2001:DB8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+        ("fe80::1%eth0", "fe80::/64"),
+        ("testclient", "testclient"),  # no address: counted as given
+    ],
+)
+def test_a_client_is_counted_by_its_ipv4_address_or_its_ipv6_64(host: str, key: str) -> None:
+    assert ratelimit.client_key(host) == key

@@ -15,7 +15,7 @@ from trawl.server import auth
 from trawl.server.crawls import CrawlManager
 from trawl.server.header_checks import HeaderChecker, HeaderCheckJobs
 from trawl.server.metrics import Metrics
-from trawl.server.ratelimit import RateLimits
+from trawl.server.ratelimit import RateLimits, client_key
 from trawl.server.result_cache import ResultCache
 from trawl.server.search_pool import SearchPool
 from trawl.settings import Settings
@@ -67,7 +67,8 @@ class Context:
     def limit_search(self, request: Request) -> None:
         if self.settings.search_requires_key:
             self.caller(request, "search", count=False)
-        self._hit("search", self.limits.search, "client:" + self.client_id(request))
+        who = "client:" + client_key(self.client_id(request))
+        self._hit("search", self.limits.search, who)
 
     def caller(
         self, request: Request, scope: KeyScope, *, cookie: bool = True, count: bool = True

@@ -12,6 +12,7 @@ counts, which is what ``trawl serve`` is.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import threading
 import time
@@ -30,6 +31,22 @@ def parse_rate(name: str, text: str) -> RateLimitItem:
         return parse(text)
     except ValueError as e:
         raise ConfigError(f"setting {name!r}: {text!r} is not a rate such as 60/minute") from e
+
+
+def client_key(host: str) -> str:
+    """The address a client is counted under: an IPv4 address (also written as
+    IPv4-mapped IPv6) as itself, an IPv6 address by its /64. A /64 is the least a
+    network hands one subscriber (RFC 6177), so its 2**64 addresses are one client;
+    counted one by one they would never meet the limit."""
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])  # a zone id names no client
+    except ValueError:
+        return host  # not an address ("testclient", a Unix socket): counted as given
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 class RateLimits:
