@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fixture_sites import shared_data
+from fixture_sites import shared_data, trawl
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
@@ -76,3 +76,26 @@ def test_an_alias_crawls_the_mirror_as_the_site(mirror: tuple[str, int], tmp_pat
     page = store.page("https://sumo.dlr.de/docs/index.html")
     store.close()
     assert page is not None and page.indexability == "Indexable"
+
+
+@pytest.mark.parametrize(
+    ("aliases", "problem"),
+    [
+        (["a.example=127.0.0.1:8001", "A.example.=127.0.0.1:8002"], "a.example is aliased twice"),
+        (["a b.example=127.0.0.1:8001"], "not a host name"),
+        (["a.example=127.0. 0.1:8001"], "not a host name"),
+        (["a.example/x=127.0.0.1:8001"], "not a host name"),
+    ],
+)
+def test_a_repeated_or_malformed_alias_is_refused_before_the_crawl(
+    tmp_path: Path, aliases: list[str], problem: str
+) -> None:
+    flags = [arg for alias in aliases for arg in ("--alias", alias)]
+    data = tmp_path / "data"
+
+    # A loopback start URL: the old code crawled it, and never looked a.example up.
+    done = trawl("crawl", "http://127.0.0.1:9/", "--data", str(data), *flags)
+
+    assert done.returncode == 2, done.stderr
+    assert problem in done.stderr
+    assert not data.exists()

@@ -106,5 +106,13 @@ def parse_host_aliases(text: str) -> dict[str, tuple[str, int]]:
             raise ConfigError(f"an alias is HOST=TARGET_HOST:PORT, not {pair!r}")
         if not 0 < int(port) < 65536:
             raise ConfigError(f"alias {pair!r}: port out of range")
-        aliases[name] = (host.strip("[]").lower(), int(port))
+        host = host.strip().strip("[]").lower()
+        for part in (name, host):
+            # Such a name is no URL's host and no address: the alias would never apply.
+            if any(c.isspace() or c in "/?#@\\" for c in part):
+                raise ConfigError(f"alias {pair!r}: {part!r} is not a host name")
+        if name in aliases:
+            # Two targets for one site: whichever came last would win without a word.
+            raise ConfigError(f"alias {pair!r}: {name} is aliased twice")
+        aliases[name] = (host, int(port))
     return aliases
