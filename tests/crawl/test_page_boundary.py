@@ -70,6 +70,25 @@ async def test_a_latin1_header_keeps_the_page(serve: Serve, tmp_path: Path) -> N
     assert ("Content-Disposition", 'inline; filename="résumé.html"') in page.headers  # type: ignore[attr-defined]
 
 
+async def test_a_latin1_location_is_followed_as_its_bytes(serve: Serve, tmp_path: Path) -> None:
+    # "/résumé" goes out as Latin-1 (0xE9). Browsers request the bytes as they came,
+    # percent-encoded (WPT fetch/api/redirect/redirect-location-escape: \xff is %FF),
+    # not the text re-encoded as UTF-8 (%C3%A9), which this server never meant.
+    site = serve(
+        {
+            "/": html_page("Home", links("/cv")),
+            "/cv": Route(b"", 301, {"Location": "/résumé"}),
+            "/r%E9sum%E9": html_page("Résumé", "<p>Curriculum of a wombat.</p>"),
+        }
+    )
+
+    outcome = await run(tmp_path, site.url("/"))
+
+    assert "/r%E9sum%E9" in site.page_paths()
+    assert "/r%C3%A9sum%C3%A9" not in site.page_paths()
+    assert (outcome.indexed, outcome.failed, outcome.internal_errors) == (2, 0, 0)
+
+
 async def test_a_fault_in_one_page_is_counted_and_the_crawl_goes_on(
     serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

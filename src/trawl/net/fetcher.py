@@ -158,7 +158,7 @@ class Fetcher:
                 if response.status < 100:
                     # 000 (or 099) is no HTTP status; stored, it would read as no answer.
                     raise BadResponse(f"bad response: status {response.status:03d}")
-                received = tuple((_text(k), _text(v)) for k, v in response.raw_headers)
+                received = tuple((_text(k), _value(k, v)) for k, v in response.raw_headers)
                 if alias is not None:
                     received = unaliased(received, url, alias)
                 media_type = response.content_type.lower()
@@ -311,6 +311,19 @@ def _text(raw: bytes) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("latin-1")
+
+
+def _value(name: bytes, raw: bytes) -> str:
+    """A header's value as text; a Location that is no UTF-8 with its non-ASCII bytes
+    percent-encoded as they came, which is the URL browsers request (WPT
+    fetch/api/redirect/redirect-location-escape: \\xff is %FF). Read as Latin-1, "\\xe9"
+    would be re-encoded as UTF-8 (%C3%A9): a URL the server never meant."""
+    if name.lower() != b"location":
+        return _text(raw)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(chr(b) if b < 0x80 else f"%{b:02X}" for b in raw)
 
 
 def _codings_left(raw_headers: tuple[tuple[bytes, bytes], ...]) -> list[str]:
