@@ -36,7 +36,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from trawl.errors import TrawlError
-from trawl.index.tantivy_index import IndexReader
+from trawl.index.tantivy_index import CommitMark, IndexReader
 from trawl.pipeline.stage_pool import _exit_with_parent
 from trawl.search.request import SearchRequest
 from trawl.search.searcher import search
@@ -49,7 +49,7 @@ _SPAWN = get_context("spawn")
 Answer = dict[str, Any]
 # What a search answers: the index commit it read, the API's answer, the process
 # that ran it (for the tests: proof that it ran elsewhere).
-Searched = tuple[tuple[int, int, int] | None, Answer, int]
+Searched = tuple[CommitMark | None, Answer, int]
 
 
 def _worker_main(conn: Connection, settings: Settings, parent: int) -> None:
