@@ -147,6 +147,18 @@ class ParsedPage:
 
 
 @dataclass(frozen=True, slots=True)
+class SavedDates:
+    """A saved page's dates, and what they were judged from: enough to date it again."""
+
+    url: str
+    fetched_at: float
+    parsed: bool  # read as HTML, so its dates were resolved (PageRecord.h1_count set)
+    published: datetime | None
+    modified: datetime | None
+    modified_source: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class PageRecord:
     """One crawled URL as the store keeps it, whether it worked or not."""
 

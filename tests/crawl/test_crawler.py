@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats, _Slots
@@ -47,6 +48,9 @@ class RecordingSink:
 
     def listed(self, urls: Sequence[str]) -> None:
         pass
+
+    async def dated(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        return set()
 
 
 async def crawl(
@@ -382,3 +386,52 @@ async def test_a_slot_handed_to_a_cancelled_waiter_is_not_lost() -> None:
     await asyncio.wait_for(slots.take(sitemap=True), 1.0)
     slots.release()
     await asyncio.wait_for(slots.take(), 1.0)
+
+
+@dataclass
+class SavingSink(RecordingSink):
+    """Saves ``held`` only once a sitemap has been read, as a slow parse or store would:
+    the sitemap dates it between the crawler's look for a date and the save."""
+
+    held: str = ""
+    saved: set[str] = field(default_factory=set)
+    dates: dict[str, datetime] = field(default_factory=dict)  # given to saved pages
+    sitemap_read: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+        if item.url == self.held:
+            await self.sitemap_read.wait()
+        found = await super().fetched(item, result)
+        self.saved.add(item.url)
+        return found
+
+    def listed(self, urls: Sequence[str]) -> None:
+        self.sitemap_read.set()
+
+    async def dated(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        saved = {u for u in lastmods if u in self.saved}
+        self.dates.update((u, lastmods[u]) for u in saved)
+        return saved
+
+
+async def test_a_sitemap_date_reaches_pages_saved_before_or_while_it_is_read(
+    serve: Serve,
+) -> None:
+    days = {f"/p{i}": f"2022-01-0{i + 1}" for i in range(3)}  # distinct: trusted
+    site = serve(linked_pages(3))
+    urlset = "".join(
+        f"<url><loc>{site.base}{p}</loc><lastmod>{d}</lastmod></url>" for p, d in days.items()
+    )
+    site.routes["/sitemap.xml"] = Route(
+        f"<urlset>{urlset}</urlset>".encode(),
+        headers={"Content-Type": "application/xml"},
+        delay=0.5,
+    )
+    sink = SavingSink(held=site.url("/p0"))
+
+    await crawl(site.url("/"), sink, allowed=_allow(site))
+
+    # /p1 and /p2 were saved before the sitemap came; /p0 was being saved.
+    assert sink.dates == {
+        site.url(p): datetime(2022, 1, i + 1, tzinfo=UTC) for i, p in enumerate(days)
+    }

@@ -8,8 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fixture_sites import Route, SiteServer, html_page
+from trawl.index.tantivy_index import IndexReader
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.records import PageRecord
+from trawl.search.request import search_request
+from trawl.search.searcher import search
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
 
@@ -90,6 +93,60 @@ async def test_a_sitemap_date_is_kept_for_a_url_a_link_found_first(
     page = stored(tmp_path, site.url("/c"))
     assert page is not None
     assert (page.modified_source, page.modified) == ("sitemap", datetime(2022, 1, 3, tzinfo=UTC))
+
+
+async def test_a_sitemap_date_reaches_a_page_fetched_before_the_sitemap_was_read(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # Each page gets what it would have got fetched after the sitemap: the sitemap's
+    # date, unless the page dates itself, or its published date is later (HTTP speaks).
+    dated = {"/a": "2022-01-01", "/b": "2022-01-02", "/c": "2022-01-03"}
+    own = {"/own": "2022-01-04", "/pub": "2022-01-05"}
+    ld_modified = '<script type="application/ld+json">{"dateModified": "2021-06-01"}</script>'
+    ld_published = '<script type="application/ld+json">{"datePublished": "2023-01-01"}</script>'
+    http_date = "Wed, 01 Mar 2023 10:00:00 GMT"
+    site = serve({})
+
+    def page(path: str, head: str = "") -> Route:  # distinct texts: no page a duplicate
+        return html_page(path, f"<p>A dated page called {path[1:]}.</p>", head=head)
+
+    pub = page("/pub", ld_published)
+    site.routes.update(
+        {
+            "/": html_page("Home", links(*dated, *own)),
+            "/sitemap.xml": sitemap_route(site.base, dated | own),  # answers after 1 s
+            **{p: page(p) for p in dated},
+            "/own": page("/own", ld_modified),
+            "/pub": Route(
+                pub.body, headers={"Content-Type": "text/html", "Last-Modified": http_date}
+            ),
+        }
+    )
+
+    await run(tmp_path, site.url("/"))
+
+    asked = {path: at for at, _, path in site.requests}
+    answered = asked["/sitemap.xml"] + 1.0
+    assert all(asked[p] < answered for p in [*dated, *own])  # the order this is about
+    pages = {p: stored(tmp_path, site.url(p)) for p in [*dated, *own]}
+    got = {p: (r.modified_source, r.modified) for p, r in pages.items() if r is not None}
+    assert got == {
+        "/a": ("sitemap", datetime(2022, 1, 1, tzinfo=UTC)),
+        "/b": ("sitemap", datetime(2022, 1, 2, tzinfo=UTC)),
+        "/c": ("sitemap", datetime(2022, 1, 3, tzinfo=UTC)),
+        "/own": ("page", datetime(2021, 6, 1, tzinfo=UTC)),
+        "/pub": ("http", datetime(2023, 3, 1, 10, tzinfo=UTC)),
+    }
+    # The index documents are made from the store: the date sort sees the dates.
+    settings = Settings(data=tmp_path / "data")
+    found = search(IndexReader(settings.index_path), search_request("dated", sort="date"), settings)
+    assert [(h.url, h.modified) for h in found.hits] == [
+        (site.url("/pub"), datetime(2023, 3, 1, 10, tzinfo=UTC)),
+        (site.url("/c"), datetime(2022, 1, 3, tzinfo=UTC)),
+        (site.url("/b"), datetime(2022, 1, 2, tzinfo=UTC)),
+        (site.url("/a"), datetime(2022, 1, 1, tzinfo=UTC)),
+        (site.url("/own"), datetime(2021, 6, 1, tzinfo=UTC)),
+    ]
 
 
 async def test_sitemap_urls_obey_max_depth(serve: Serve, tmp_path: Path) -> None:

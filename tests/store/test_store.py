@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from trawl.records import (
     PageSignals,
     ReportQuery,
     ResourceCheck,
+    SavedDates,
 )
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
@@ -246,6 +248,26 @@ def test_pages_are_listed_and_deleted(store: Store) -> None:
 
     assert sorted(unseen) == ["https://example.com/1", "https://example.com/2"]
     assert [p.url for p in store.pages()] == ["https://example.com/0"]
+
+
+def test_a_crawls_saved_pages_are_dated_again(store: Store) -> None:
+    day = datetime(2022, 1, 2, tzinfo=UTC)
+    crawl_id = store.begin_crawl(["https://example.com/"])
+    store.save_page(page("https://example.com/old"))  # not this crawl's
+    store.save_page(page("https://example.com/file"), (), crawl_id)
+    store.save_page(page("https://example.com/p", published=day, h1_count=1), (), crawl_id)
+    urls = [f"https://example.com/{p}" for p in ("old", "file", "p", "never")]
+
+    saved = {d.url: d for d in store.saved_dates(crawl_id, urls)}
+    store.redate_pages([("https://example.com/p", day, "sitemap")])
+
+    assert sorted(saved) == ["https://example.com/file", "https://example.com/p"]
+    assert not saved["https://example.com/file"].parsed
+    assert saved["https://example.com/p"] == SavedDates(
+        "https://example.com/p", 1.0, True, day, None, None
+    )
+    redated = store.page("https://example.com/p")
+    assert redated is not None and (redated.modified, redated.modified_source) == (day, "sitemap")
 
 
 def test_a_resumed_crawl_takes_over_the_frontier(store: Store) -> None:

@@ -75,6 +75,11 @@ class PageSink(Protocol):
         """A sitemap lists ``urls`` (fetched, to be fetched, or out of scope)."""
         ...
 
+    async def dated(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        """A sitemap dates URLs a link found first: the pages saved already take the
+        date now; return their URLs (the others get it with their CrawlUrl)."""
+        ...
+
 
 @dataclass
 class CrawlStats:
@@ -456,6 +461,12 @@ class Crawler:
             self.admit(
                 [CrawlUrl(h.url, item.depth + 1, item.url, request=h.request) for h in found]
             )
+        late = self._lastmods.pop(item.url, None) if self._lastmods else None
+        if late is not None and item.lastmod is None:
+            # A sitemap dated the page while it was being saved (after the pop above):
+            # saved now, it takes the date. After the admission: no await between the
+            # page's save and its links'.
+            await self._date_saved({item.url: late})
 
     def _retry(self, item: CrawlUrl, retry: Retry, loop: asyncio.AbstractEventLoop) -> None:
         """Put ``item`` back and hold its whole host: the request does not count as fetched."""
@@ -633,14 +644,30 @@ class Crawler:
                 for e in sitemap.entries
             ]
             admitted = {c.url for c in self.admit(entries)}
-            for entry in entries:
-                # A link found the URL first: its date is kept for when it is fetched.
-                if (
-                    entry.lastmod is not None
-                    and entry.url not in admitted
-                    and len(self._lastmods) < MAX_LATE_LASTMODS
-                ):
-                    self._lastmods[entry.url] = entry.lastmod
+            # A link found these URLs first: a date waits for its page's fetch, and a
+            # page saved already takes it now. Kept before the sink is asked, so that a
+            # page being saved meanwhile finds it when its save is done (_keep).
+            late = {
+                e.url: e.lastmod for e in entries if e.lastmod is not None and e.url not in admitted
+            }
+            for url, lastmod in late.items():
+                if len(self._lastmods) < MAX_LATE_LASTMODS:
+                    # The first sitemap's date, as for a URL a sitemap admitted.
+                    self._lastmods.setdefault(url, lastmod)
+            if late:
+                for url in await self._date_saved(late):
+                    self._lastmods.pop(url, None)
+
+    async def _date_saved(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        """The sink's ``dated``; a failure (a store that refuses a value) loses these
+        dates, never the crawl or the rest of the sitemaps."""
+        try:
+            return await self._sink.dated(lastmods)
+        except DiskFull:
+            raise
+        except Exception:
+            log.exception("dating %d pages from a sitemap failed", len(lastmods))
+            return set()
 
     async def _fetch_robots(self, site: str) -> RobotsPolicy:
         # A deadline of its own, redirects included: every page of the origin waits

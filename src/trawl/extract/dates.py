@@ -206,6 +206,21 @@ def page_dates(
     return PageDates(published, None, None, published_source)
 
 
+def with_sitemap_lastmod(
+    dates: PageDates, sitemap_lastmod: datetime | None, now: datetime
+) -> PageDates:
+    """What ``page_dates`` gives with ``sitemap_lastmod`` when it gave ``dates`` without
+    it (the page was fetched before its sitemap was read), ``now`` being the fetch's
+    time: the page's own date, or an earlier sitemap's, still wins, and the sitemap's
+    date passes the same tests; when it fails them, the HTTP date already chosen stays."""
+    if dates.modified_source in (FROM_PAGE, FROM_SITEMAP):
+        return dates
+    modified = _weaker(sitemap_lastmod, dates.published, _as_utc(now) + FUTURE_SLACK)
+    if modified is None:
+        return dates
+    return PageDates(dates.published, modified, FROM_SITEMAP, dates.published_source)
+
+
 def parse_markup_date(text: str) -> datetime | None:
     """A date written in markup as an aware UTC datetime, or None if unreadable."""
     text = text.strip()

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -28,6 +29,7 @@ from trawl.understand.indexability import Indexability
 from trawl.understand.response import (
     blocked_page,
     failed_page,
+    sitemap_dated,
     understand_page,
     understand_response,
 )
@@ -88,6 +90,25 @@ class PagePipeline:
         room = MAX_LISTED - len(self._listed)
         self._listed.update(urls[:room] if room > 0 else ())
         self._store.mark_in_sitemap(self._crawl_id, urls)
+
+    async def dated(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        """A sitemap dates URLs a link found first: those this crawl saved already take
+        the date as if fetched after the sitemap (``sitemap_dated``); return their URLs.
+        Their index documents are made from the store when the crawl ends (link_up)."""
+        if self._store.threadsafe:
+            return await asyncio.to_thread(self._dated, lastmods)
+        return self._dated(lastmods)
+
+    def _dated(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        saved = self._store.saved_dates(self._crawl_id, list(lastmods))
+        changes = [
+            (page.url, dates.modified, dates.modified_source)
+            for page in saved
+            if (dates := sitemap_dated(page, lastmods[page.url])) is not None
+        ]
+        if changes:
+            self._store.redate_pages(changes)
+        return {page.url for page in saved}
 
     def _save(self, record: PageRecord, links: Sequence[Link] = ()) -> None:
         if record.url in self._listed:

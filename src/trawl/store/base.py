@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Protocol
 
 from trawl.records import (
@@ -44,6 +45,7 @@ from trawl.records import (
     ReportQuery,
     ReportRow,
     ResourceCheck,
+    SavedDates,
     Site,
     Skip,
 )
@@ -105,6 +107,14 @@ class Pages(Protocol):
     def delete_pages(self, urls: Sequence[str]) -> None: ...
 
     def mark_in_sitemap(self, crawl_id: int, urls: Sequence[str]) -> None: ...
+
+    def saved_dates(self, crawl_id: int, urls: Sequence[str]) -> list[SavedDates]:
+        """The dates of those of ``urls`` that crawl ``crawl_id`` has saved."""
+        ...
+
+    def redate_pages(self, dates: Sequence[tuple[str, datetime | None, str | None]]) -> None:
+        """Set pages' modified date and its source: (URL, modified, source)."""
+        ...
 
     def write_batch(self, pages: int, seconds: float) -> AbstractContextManager[None]:
         """Writes inside commit together, every ``pages`` writes or ``seconds``."""

@@ -28,6 +28,7 @@ from trawl.records import (
     Outcome,
     PageRecord,
     PageSignals,
+    SavedDates,
     Site,
     sections_from_json,
     sections_json,
@@ -271,6 +272,38 @@ class SqlStore(FrontierQueries, AdminQueries):
 
     def count_pages(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM pages").fetchone()[0])
+
+    def saved_dates(self, crawl_id: int, urls: Sequence[str]) -> list[SavedDates]:
+        """The dates of those of ``urls`` that crawl ``crawl_id`` has saved."""
+        found: list[SavedDates] = []
+        for at in range(0, len(urls), 500):
+            chunk = urls[at : at + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT url, fetched_at, h1_count, published, modified, modified_source"  # noqa: S608
+                f" FROM pages WHERE crawl_id = ? AND url IN ({marks})",
+                (crawl_id, *chunk),
+            )
+            found.extend(
+                SavedDates(
+                    url,
+                    fetched_at,
+                    h1_count is not None,
+                    datetime.fromisoformat(published) if published else None,
+                    datetime.fromisoformat(modified) if modified else None,
+                    source,
+                )
+                for url, fetched_at, h1_count, published, modified, source in rows
+            )
+        return found
+
+    def redate_pages(self, dates: Sequence[tuple[str, datetime | None, str | None]]) -> None:
+        """Set pages' modified date and its source: (URL, modified, source)."""
+        with self._transaction():
+            self._db.executemany(
+                "UPDATE pages SET modified = ?, modified_source = ? WHERE url = ?",
+                [(m.isoformat() if m else None, source, url) for url, m, source in dates],
+            )
 
     def links_from(self, url: str) -> list[Link]:
         rows = self._db.execute(

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from trawl.errors import InvalidUrl
-from trawl.extract.dates import page_dates
+from trawl.extract.dates import PageDates, page_dates, with_sitemap_lastmod
 from trawl.extract.links import followed
-from trawl.records import CrawlUrl, FetchResult, Href, PageRecord, ParsedPage
+from trawl.records import CrawlUrl, FetchResult, Href, PageRecord, ParsedPage, SavedDates
 from trawl.understand.community import is_community
 from trawl.understand.directives import robots_directives
 from trawl.understand.indexability import Indexability, indexability, is_query_variant
@@ -121,6 +121,19 @@ def understand_page(
             *(h for h in follow if not is_query_variant(h.url, canonical)),
         ]
     return record, follow
+
+
+def sitemap_dated(page: SavedDates, sitemap_lastmod: datetime) -> PageDates | None:
+    """The dates of a saved ``page`` once a sitemap gives it ``sitemap_lastmod``: what
+    ``understand_page`` would have given it had the sitemap been read before the fetch.
+    None when that changes nothing (a page never parsed as HTML has no dates)."""
+    if not page.parsed:
+        return None
+    saved = PageDates(page.published, page.modified, page.modified_source, None)
+    dates = with_sitemap_lastmod(
+        saved, sitemap_lastmod, datetime.fromtimestamp(page.fetched_at, UTC)
+    )
+    return None if dates == saved else dates
 
 
 def blocked_page(item: CrawlUrl, fetched_at: float) -> PageRecord:
