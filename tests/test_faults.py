@@ -4,6 +4,7 @@ store and index agree and no committed page is lost. On SQLite and PostgreSQL.""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import resource
@@ -180,6 +181,34 @@ def test_a_first_crawl_killed_before_its_commit(serve: Serve, data: Data) -> Non
 
     assert again.returncode == 0, again.stderr
     assert data.agreed() == urls(site, routes)
+
+
+def test_sitemap_dates_of_pages_saved_first_survive_a_kill(serve: Serve, data: Data) -> None:
+    # The sitemap answers after the pages are saved: their dates are written to the
+    # store then, and their documents made from the store when the run that finishes
+    # ends, so store, index and the date sort agree.
+    days = {"/alpaca": "2022-01-01", "/bison": "2022-01-02", "/camel": "2022-01-03"}
+    routes = english(*(p[1:] for p in days))
+    site = serve(routes)
+    urlset = "".join(
+        f"<url><loc>{site.base}{p}</loc><lastmod>{d}</lastmod></url>" for p, d in days.items()
+    )
+    routes["/sitemap.xml"] = Route(
+        f"<urlset>{urlset}</urlset>".encode(),
+        headers={"Content-Type": "application/xml"},
+        delay=1.0,
+    )
+    killed = data.run("crawl", site.url("/"), step="crawl_end.before_index_commit")
+    assert killed.returncode == KILLED, killed.stderr
+
+    again = data.run("crawl", site.url("/"))
+
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, routes) - {site.url("/sitemap.xml")}
+    found = json.loads(data.run("search", "grazes", "--sort", "date", "--json").stdout)
+    assert [(h["url"], (h["modified"] or "")[:10]) for h in found["results"]] == [
+        (site.url(p), d) for p, d in reversed(days.items())
+    ]
 
 
 def two_sites(serve: Serve, data: Data) -> tuple[SiteServer, SiteServer]:
