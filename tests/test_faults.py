@@ -435,3 +435,29 @@ def test_a_crawl_killed_mid_write_batch_loses_nothing_it_counted(serve: Serve, d
 
     assert again.returncode == 0, again.stderr
     assert data.agreed() == urls(site, routes)
+
+
+def test_a_crawl_killed_after_a_page_save_keeps_its_links(serve: Serve, data: Data) -> None:
+    """Killed once the first page's save returned: its links are in the store's frontier
+    with it (one transaction) or it is not fetched; the same command then fetches every
+    page. On PostgreSQL the links were admitted in a commit of their own, after the
+    page's: the resume knew the home page fetched, never its links, and lost the site."""
+    routes = english("alpaca", "bison", "camel")
+    site = serve(routes)
+    killed = data.run("crawl", site.url("/"), step="page.after_save")
+    assert killed.returncode == KILLED, killed.stderr
+    store = data.open()
+    try:
+        crawl_id = store.crawls(limit=1)[0].id
+        fetched = store.frontier_fetched(crawl_id)
+        known = {*store.frontier_finished(crawl_id)}
+        known |= {i.url for i in store.frontier_pending(crawl_id)}
+        linked = {link.url for u in fetched for link in store.links_from(u)}
+        assert linked <= known, linked - known
+    finally:
+        store.close()
+
+    again = data.run("crawl", site.url("/"))
+
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, routes)

@@ -321,7 +321,7 @@ async def test_pages_past_live_index_after_are_indexed_as_fetched(tmp_path: Path
             url = f"{base}page-{n}"
             page = html_page(f"Page {n}", f"<p>Words about herons, number {n}.</p>")
             result = FetchResult(url, 200, (("content-type", "text/html"),), page.body)
-            await pipeline.fetched(CrawlUrl(url, 0), result)
+            await pipeline.fetched(CrawlUrl(url, 0), result, lambda found: [])
         index.commit()
         reader = IndexReader(settings.index_path)
         # The first two wait for the crawl's end (anchor text, signals); the rest are

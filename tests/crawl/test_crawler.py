@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
-from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats, _Slots
+from trawl.crawl.crawler import Admit, Crawler, CrawlLimits, CrawlStats, _Slots
 from trawl.crawl.frontier import Frontier
 from trawl.net.fetcher import Fetcher
 from trawl.records import CrawlUrl, FetchResult, Href, Skip, SkipKind
@@ -30,12 +30,12 @@ class RecordingSink:
     def admitted(self, items: Sequence[CrawlUrl]) -> None:
         pass
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> None:
         self.fetched_urls.append(item.url)
         text = result.body.decode()
         hrefs = [part.split('"', 1)[0] for part in text.split('href="')[1:]]
         targets = hrefs + ([result.location] if result.location else [])
-        return [Href(*forms(h, base=item.url)) for h in targets]
+        admit([Href(*forms(h, base=item.url)) for h in targets])
 
     def request_headers(self, item: CrawlUrl) -> dict[str, str]:
         return {}
@@ -293,9 +293,9 @@ class SlowSink(RecordingSink):
 
     seconds: float = 0.6
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> None:
         await asyncio.sleep(self.seconds)
-        return await super().fetched(item, result)
+        await super().fetched(item, result, admit)
 
 
 def _allow_all(sites: list[SiteServer]) -> Allowed:
@@ -398,12 +398,11 @@ class SavingSink(RecordingSink):
     dates: dict[str, datetime] = field(default_factory=dict)  # given to saved pages
     sitemap_read: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+    async def fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> None:
         if item.url == self.held:
             await self.sitemap_read.wait()
-        found = await super().fetched(item, result)
+        await super().fetched(item, result, admit)
         self.saved.add(item.url)
-        return found
 
     def listed(self, urls: Sequence[str]) -> None:
         self.sitemap_read.set()

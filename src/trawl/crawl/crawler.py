@@ -3,7 +3,8 @@
 The crawler knows politeness (frontier, 429/503 back-off), permission
 (robots.txt), scope, safety (unsafe URLs, redirect limits) and the crawl's
 limits. It does not know what a page means: every response goes to a
-``PageSink`` (``trawl.pipeline``), which answers with the links worth following.
+``PageSink`` (``trawl.pipeline``), which hands back the links worth following and
+records those the crawler admits with the page.
 """
 
 from __future__ import annotations
@@ -54,13 +55,20 @@ LAST_ERRORS = 5  # the latest failures kept for the live progress (URL, what wen
 MAX_LATE_LASTMODS = 200_000  # about 30 MB at most; past it a late date is lost
 
 
+# What a sink calls with the URLs a response points to: the crawler's admission of them
+# (scope, safety, depth, redirect limits), the new frontier entries back.
+Admit = Callable[[Sequence[Href]], list[CrawlUrl]]
+
+
 class PageSink(Protocol):
     """What the crawler tells the rest of the pipeline."""
 
     def admitted(self, items: Sequence[CrawlUrl]) -> None: ...
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
-        """Record a response; return the URLs it points to (links, redirect target)."""
+    async def fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> None:
+        """Record a response and, in the same commit, the entries ``admit`` returns for
+        the URLs it points to (links, redirect target): a kill between the two would
+        leave the page fetched and its links never crawled."""
         ...
 
     def failed(self, item: CrawlUrl, error: str) -> None: ...
@@ -273,6 +281,19 @@ class Crawler:
 
     def admit(self, candidates: Sequence[CrawlUrl]) -> list[CrawlUrl]:
         """Queue the in-scope, safe, unseen ``candidates``; return those admitted."""
+        admitted = self._enqueue(candidates)
+        self._announce(admitted)
+        return admitted
+
+    def _announce(self, admitted: Sequence[CrawlUrl]) -> None:
+        """Have the sink record entries ``_enqueue`` queued, in a write of their own."""
+        if admitted:
+            self._sink.admitted(admitted)
+            self._wakeup.set()
+
+    def _enqueue(self, candidates: Sequence[CrawlUrl]) -> list[CrawlUrl]:
+        """Queue the in-scope, safe, unseen ``candidates`` in memory; the store is told
+        by the caller."""
         admitted = []
         for c in candidates:
             if not self._scope.contains(c.url):
@@ -292,10 +313,7 @@ class Crawler:
                 continue
             if self._frontier.enqueue(c):
                 admitted.append(c)
-        if admitted:
-            self.stats.discovered += len(admitted)
-            self._sink.admitted(admitted)
-            self._wakeup.set()
+        self.stats.discovered += len(admitted)
         return admitted
 
     # -- workers ----------------------------------------------------------
@@ -448,25 +466,40 @@ class Crawler:
             self.stats.error(item.url, f"HTTP {result.status}")
         if self._lastmods and item.lastmod is None and item.url in self._lastmods:
             item = replace(item, lastmod=self._lastmods.pop(item.url))
+        chosen: list[CrawlUrl] = []
+
+        def admit(found: Sequence[Href]) -> list[CrawlUrl]:
+            queued = self._follow(item, result, found)
+            chosen.extend(queued)
+            return queued
+
         try:
-            found = await self._sink.fetched(item, result)
+            await self._sink.fetched(item, result, admit)
         except DiskFull:
             raise
         except Exception:
-            self._internal_error(item)
+            # Queued in memory, but the page's commit that held them may not have
+            # happened: told again on their own (an entry already stored stays as is).
+            self._internal_error(item, chosen)
             return
-        if result.location is not None:
-            self._follow_redirect(item, found)
-        elif item.depth + 1 <= self._limits.max_depth:
-            self.admit(
-                [CrawlUrl(h.url, item.depth + 1, item.url, request=h.request) for h in found]
-            )
+        if chosen:
+            self._wakeup.set()
         late = self._lastmods.pop(item.url, None) if self._lastmods else None
         if late is not None and item.lastmod is None:
             # A sitemap dated the page while it was being saved (after the pop above):
-            # saved now, it takes the date. After the admission: no await between the
-            # page's save and its links'.
+            # saved now, it takes the date.
             await self._date_saved({item.url: late})
+
+    def _follow(self, item: CrawlUrl, result: FetchResult, found: Sequence[Href]) -> list[CrawlUrl]:
+        """Queue what ``item``'s answer points to: its redirect's target, or its links
+        one level deeper."""
+        if result.location is not None:
+            return self._follow_redirect(item, found)
+        if item.depth + 1 > self._limits.max_depth:
+            return []
+        return self._enqueue(
+            [CrawlUrl(h.url, item.depth + 1, item.url, request=h.request) for h in found]
+        )
 
     def _retry(self, item: CrawlUrl, retry: Retry, loop: asyncio.AbstractEventLoop) -> None:
         """Put ``item`` back and hold its whole host: the request does not count as fetched."""
@@ -492,13 +525,15 @@ class Crawler:
         elif isinstance(verdict, Slow):
             self._frontier.set_delay(url, verdict.delay, loop.time())
 
-    def _internal_error(self, item: CrawlUrl) -> None:
-        """Record a page whose processing raised: logged with its URL and counted."""
+    def _internal_error(self, item: CrawlUrl, queued: Sequence[CrawlUrl] = ()) -> None:
+        """Record a page whose processing raised: logged with its URL and counted;
+        ``queued``: what its answer added to the frontier in memory."""
         log.exception("internal error while processing %s", item.url)
         self.stats.internal_errors += 1
         self.stats.error(item.url, "internal error (see the log)")
         self.stats.skip("internal error (see the log)", item.url)
         try:
+            self._announce(queued)
             self._sink.failed(item, "internal error while processing the page")
         except DiskFull:
             raise
@@ -506,17 +541,19 @@ class Crawler:
             # The sink itself failing (the store) must not end the crawl either.
             log.exception("recording the failure of %s failed", item.url)
 
-    def _follow_redirect(self, item: CrawlUrl, targets: list[Href]) -> None:
+    def _follow_redirect(self, item: CrawlUrl, targets: Sequence[Href]) -> list[CrawlUrl]:
         chain = (*item.redirect_chain, item.url)
+        queued = []
         for target in targets:
             refusal = decide.redirect_refusal(target.url, chain, self._limits.max_redirects)
             if refusal is not None:
                 self.stats.skip(refusal, target.url)
             else:
                 # The same navigation, one hop on: the depth does not grow.
-                self.admit(
+                queued += self._enqueue(
                     [CrawlUrl(target.url, item.depth, item.url, chain, request=target.request)]
                 )
+        return queued
 
     async def pace(self, url: str, within: float) -> bool:
         """Wait for a slot at ``url``'s host, for a request the frontier never hands out

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from trawl.errors import RenderError
 from trawl.extract.links import followed
+from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.health import DepthCap
 from trawl.pipeline.stage_pool import StagePool
@@ -35,6 +36,7 @@ from trawl.understand.response import (
 )
 
 if TYPE_CHECKING:
+    from trawl.crawl.crawler import Admit
     from trawl.net.renderer import Renderer
 
 
@@ -110,10 +112,12 @@ class PagePipeline:
             self._store.redate_pages(changes)
         return {page.url for page in saved}
 
-    def _save(self, record: PageRecord, links: Sequence[Link] = ()) -> None:
+    def _save(
+        self, record: PageRecord, links: Sequence[Link] = (), admitted: Sequence[CrawlUrl] = ()
+    ) -> None:
         if record.url in self._listed:
             record = replace(record, in_sitemap=True)
-        self._store.save_page(record, links, self._crawl_id)
+        self._store.save_page(record, links, self._crawl_id, admitted)
 
     def request_headers(self, item: CrawlUrl) -> dict[str, str]:
         """Validators from the last crawl: an unchanged page answers 304 and costs no body."""
@@ -125,28 +129,29 @@ class PagePipeline:
             headers["If-Modified-Since"] = last_modified
         return headers
 
-    async def fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
-        follow = await self._fetched(item, result)
+    async def fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> None:
+        follow = await self._fetched(item, result, admit)
         if self.depth_cap is not None and result.location is None:
             self.depth_cap.links(item, follow)
-        return follow
 
-    async def _fetched(self, item: CrawlUrl, result: FetchResult) -> list[Href]:
+    async def _fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> list[Href]:
+        """Save the answer and the frontier entries ``admit`` makes of what it points to
+        in one transaction; return what it points to."""
         if self._index is not None and self._index.pending >= COMMIT_EVERY:
-            # Here, not after a save: the crawler admits a page's links right after
-            # this returns, and a commit between the two could keep the page without
-            # its links. The store's write batch first: the index never holds a page,
-            # or lacks one it deleted, that a kill could still take out of the store.
+            # Before the save: the store's write batch first, so the index never holds
+            # a page, or lacks one it deleted, that a kill could still take out of the
+            # store.
             self._store.flush()
             self._index.commit()
         if result.status == 304:
             self.unchanged += 1
-            self._store.touch_page(item.url, self._crawl_id)
+            follow = followed(tuple(self._store.links_from(item.url)))
+            self._store.touch_page(item.url, self._crawl_id, admit(follow))
             if self._index is not None and not self._index.contains(item.url):
                 # Unchanged, but not in the index (a crash lost its document before the
                 # commit): indexed again when the crawl ends, so a recrawl repairs it.
                 self.indexed_urls.append(item.url)
-            return followed(tuple(self._store.links_from(item.url)))
+            return follow
         record, follow = understand_response(item, result)
         links: tuple[Link, ...] = ()
         if record.indexable:
@@ -167,12 +172,14 @@ class PagePipeline:
                 record, parsed, result, self._robots_name, item.lastmod
             )
             links = parsed.links
+        admitted = admit(follow)
         if self._store.threadsafe:
             # A network round trip or several (PostgreSQL): waited for in a thread,
             # so the event loop goes on fetching meanwhile.
-            await asyncio.to_thread(self._save, record, links)
+            await asyncio.to_thread(self._save, record, links, admitted)
         else:
-            self._save(record, links)
+            self._save(record, links, admitted)
+        fault_point("page.after_save")
         if not record.indexable and record.redirect_to is None:
             # A redirect is not a page lost: its target is crawled in its place.
             self.not_indexed[_not_indexed_reason(record)] += 1

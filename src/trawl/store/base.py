@@ -79,10 +79,17 @@ class Pages(Protocol):
     """Pages and their links, saved by the identity of their URL."""
 
     def save_page(
-        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
-    ) -> None: ...
+        self,
+        record: PageRecord,
+        links: Sequence[Link] = (),
+        crawl_id: int | None = None,
+        admitted: Sequence[CrawlUrl] = (),
+    ) -> None:
+        """With ``crawl_id``: the page marked fetched in the crawl's frontier and
+        ``admitted`` added to it, in the page's transaction."""
+        ...
 
-    def touch_page(self, url: str, crawl_id: int) -> None: ...
+    def touch_page(self, url: str, crawl_id: int, admitted: Sequence[CrawlUrl] = ()) -> None: ...
 
     def validators(self, url: str) -> tuple[str | None, str | None]: ...
 

@@ -40,26 +40,32 @@ class FrontierQueries:
     # -- frontier -----------------------------------------------------------
 
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None:
+        with self._transaction():
+            self._frontier_add(crawl_id, items)
+
+    def _frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None:
+        """``frontier_add`` inside the caller's transaction (a page's save)."""
         # In URL order: two workers adding the same URLs lock them in the same order
         # (PostgreSQL waits on a row another transaction is inserting) and never deadlock.
         rows = sorted(
             (crawl_id, i.url, i.depth, i.source, politeness_host(i.url), i.request) for i in items
         )
+        if not rows:
+            return
         hosts = sorted({r[4] for r in rows})
-        with self._transaction():
-            self._db.executemany(shared_sql.HOST_ADD, [(h,) for h in hosts])
-            # A host the crawl's workers gave up on takes no more work: its URLs come
-            # in skipped, so no worker claims them and the crawl can end.
-            parked = self._parked(crawl_id, hosts)
-            self._db.executemany(
-                shared_sql.FRONTIER_ADD,
-                [
-                    (*r, "skipped", SkipKind.PARKED, parked[r[4]])
-                    if r[4] in parked
-                    else (*r, "queued", None, None)
-                    for r in rows
-                ],
-            )
+        self._db.executemany(shared_sql.HOST_ADD, [(h,) for h in hosts])
+        # A host the crawl's workers gave up on takes no more work: its URLs come
+        # in skipped, so no worker claims them and the crawl can end.
+        parked = self._parked(crawl_id, hosts)
+        self._db.executemany(
+            shared_sql.FRONTIER_ADD,
+            [
+                (*r, "skipped", SkipKind.PARKED, parked[r[4]])
+                if r[4] in parked
+                else (*r, "queued", None, None)
+                for r in rows
+            ],
+        )
 
     def _parked(self, crawl_id: int, hosts: Sequence[str]) -> dict[str, str]:
         """Which of ``hosts`` the crawl gave up on, and why."""

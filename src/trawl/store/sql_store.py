@@ -23,6 +23,7 @@ from trawl.records import (
     RESUMABLE,
     CorpusPage,
     CrawlRun,
+    CrawlUrl,
     Discussion,
     Link,
     Outcome,
@@ -194,12 +195,22 @@ class SqlStore(FrontierQueries, AdminQueries):
     # -- pages and links ----------------------------------------------------
 
     def save_page(
-        self, record: PageRecord, links: Sequence[Link] = (), crawl_id: int | None = None
+        self,
+        record: PageRecord,
+        links: Sequence[Link] = (),
+        crawl_id: int | None = None,
+        admitted: Sequence[CrawlUrl] = (),
     ) -> None:
         """Upsert the page and its links; with ``crawl_id``, in the same transaction,
-        mark it seen by that crawl and fetched in its frontier."""
+        mark it seen by that crawl and fetched in its frontier, and add ``admitted``
+        (what the crawler queued of its links) to that frontier: a kill never leaves the
+        page fetched and its links out of the frontier, which no resume would crawl."""
         values = (*_page_values(record), crawl_id)
         with self._transaction():
+            if crawl_id is not None:
+                # First: the frontier rows it inserts are locked in URL order, as in
+                # frontier_add, before this page's own rows (see frontier_queries).
+                self._frontier_add(crawl_id, admitted)
             row = self._db.execute(_UPSERT_PAGE, values).fetchone()
             page_id = row[0]
             self._db.execute("DELETE FROM links WHERE from_page = ?", (page_id,))
@@ -224,9 +235,11 @@ class SqlStore(FrontierQueries, AdminQueries):
             if crawl_id is not None:
                 self._mark(crawl_id, record.url, "fetched", None)
 
-    def touch_page(self, url: str, crawl_id: int) -> None:
-        """A 304 Not Modified: the stored page stands and counts as seen by this crawl."""
+    def touch_page(self, url: str, crawl_id: int, admitted: Sequence[CrawlUrl] = ()) -> None:
+        """A 304 Not Modified: the stored page stands and counts as seen by this crawl;
+        ``admitted`` as in ``save_page``."""
         with self._transaction():
+            self._frontier_add(crawl_id, admitted)
             self._db.execute(
                 "UPDATE pages SET crawl_id = ?, fetched_at = ? WHERE url = ?",
                 (crawl_id, time.time(), url),
