@@ -434,3 +434,35 @@ async def test_a_sitemap_date_reaches_pages_saved_before_or_while_it_is_read(
     assert sink.dates == {
         site.url(p): datetime(2022, 1, i + 1, tzinfo=UTC) for i, p in enumerate(days)
     }
+
+
+@dataclass
+class FailingSaveSink(RecordingSink):
+    """Admits a page's links, then fails to save it (the store refused it): nothing it
+    was to record with the page is recorded."""
+
+    announced: list[str] = field(default_factory=list)
+
+    def admitted(self, items: Sequence[CrawlUrl]) -> None:
+        self.announced += [i.url for i in items]
+
+    async def fetched(self, item: CrawlUrl, result: FetchResult, admit: Admit) -> None:
+        await super().fetched(item, result, admit)
+        if item.depth == 0:
+            raise RuntimeError("the save failed")
+
+
+async def test_links_queued_for_a_page_whose_save_failed_are_still_recorded(
+    serve: Serve,
+) -> None:
+    """The crawler queued them in memory and fetches them: the store's frontier, which
+    a resume and the crawl's judgement read, has them too (in a write of their own)."""
+    site = serve(linked_pages(3))
+    sink = FailingSaveSink()
+
+    stats = await crawl(site.url("/"), sink, allowed=_allow(site))
+
+    assert stats.internal_errors == 1
+    links = {site.url(f"/p{i}") for i in range(3)}
+    assert links <= set(sink.fetched_urls)
+    assert links <= set(sink.announced), sink.announced
