@@ -17,14 +17,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
-from crawl_speed import BIN, free_port
-from service import over_http, percentile
+from crawl_speed import BIN
+from service import over_http, percentile, serve
 
 
 def tree_cpu(root: int) -> tuple[float, float]:
@@ -50,27 +47,6 @@ def tree_cpu(root: int) -> tuple[float, float]:
     return sum(times.get(pid, 0.0) for pid in tree), times.get(root, 0.0)
 
 
-def start(trawl: str, data: Path, workers: int | None) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
-    env.update(TRAWL_SEARCH_RATE_LIMIT="100000000/minute", TRAWL_SEARCH_CACHE_SIZE="0")
-    if workers is not None:
-        env["TRAWL_SEARCH_WORKERS"] = str(workers)
-    cmd = [trawl, "serve", "--data", str(data), "--port", str(port)]
-    server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=2).read()
-            return server, base
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                raise SystemExit(f"bench: {cmd} did not start") from None
-            time.sleep(0.1)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
@@ -92,7 +68,10 @@ def main() -> int:
         order = names[n % len(names) :] + names[: n % len(names)]  # a new first each round
         for name in order:
             trawl, workers = variants[name]
-            server, base = start(trawl, Path(args.data), workers)
+            settings = {"search_cache_size": "0"}
+            if workers is not None:
+                settings["search_workers"] = str(workers)
+            server, base = serve(Path(args.data), trawl, **settings)
             try:
                 over_http(base, 8, 1)  # warm: imports, the index, the workers' own readers
                 for clients in (1, 8):

@@ -105,13 +105,16 @@ def over_http(base: str, clients: int, passes: int) -> tuple[list[float], float]
     return latencies, len(latencies) / (time.perf_counter() - started)
 
 
-def serve(data: Path, **settings: str) -> tuple[subprocess.Popen[bytes], str]:
-    """``trawl serve`` on ``data``, no rate limit, with ``settings`` (as TRAWL_ variables)."""
+def serve(
+    data: Path, trawl: str | Path = BIN / "trawl", **settings: str
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``trawl serve`` on ``data``, no rate limit, with ``settings`` (as TRAWL_ variables);
+    ``trawl`` is the command (another checkout's, for an A/B)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
     env["TRAWL_SEARCH_RATE_LIMIT"] = "100000000/minute"
     env.update({f"TRAWL_{name.upper()}": value for name, value in settings.items()})
-    cmd = [str(BIN / "trawl"), "serve", "--data", str(data), "--port", str(port)]
+    cmd = [str(trawl), "serve", "--data", str(data), "--port", str(port)]
     server = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120  # a loaded machine starts Python slowly
