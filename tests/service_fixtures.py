@@ -14,10 +14,33 @@ from urllib.parse import urlsplit
 import uvicorn
 
 from fixture_sites import Route, SiteServer, html_page
+from trawl.index.tantivy_index import IndexWriter
 from trawl.pipeline.crawl_run import crawl
+from trawl.records import PageRecord
 from trawl.server.auth import create_key
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
+
+
+def index_guide(settings: Settings, pages: range) -> None:
+    """Commit pages ``pages`` of a tortoise guide to the index, with no crawl or store."""
+    writer = IndexWriter(settings.index_path)
+    for n in pages:
+        writer.upsert(
+            PageRecord(
+                url=f"https://docs.example/{n}",
+                host="docs.example",
+                status=200,
+                depth=0,
+                fetched_at=0.0,
+                title=f"Tortoise care {n}",
+                text=f"Tortoises need warmth and a shallow dish of water. Page {n} of the guide.",
+                lang="en",
+                indexable=True,
+            )
+        )
+    writer.close()
+
 
 ARTICLE_DATES = (
     '<script type="application/ld+json">{"@context": "https://schema.org",'

@@ -8,35 +8,13 @@ from typing import Any
 
 import pytest
 
-from trawl.index.tantivy_index import IndexWriter
-from trawl.records import PageRecord
+from service_fixtures import index_guide
 from trawl.search import searcher
 from trawl.search.request import search_request
 from trawl.server import api_search, search_pool
 from trawl.server.context import Context
 from trawl.server.result_cache import ResultCache
 from trawl.settings import Settings
-
-
-def _page(n: int) -> PageRecord:
-    return PageRecord(
-        url=f"https://docs.example/{n}",
-        host="docs.example",
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        title=f"Tortoise care {n}",
-        text=f"Tortoises need warmth. Page {n}.",
-        lang="en",
-        indexable=True,
-    )
-
-
-def _index(settings: Settings, pages: range) -> None:
-    writer = IndexWriter(settings.index_path)
-    for n in pages:
-        writer.upsert(_page(n))
-    writer.close()
 
 
 @pytest.fixture
@@ -55,7 +33,7 @@ def searches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_a_repeated_search_is_answered_from_the_cache(tmp_path: Path, searches: list[str]) -> None:
     settings = Settings(data=tmp_path)
-    _index(settings, range(3))
+    index_guide(settings, range(3))
     ctx = Context(settings)
     first = api_search.run_search(ctx, search_request("tortoise"), source="api")
     again = api_search.run_search(ctx, search_request("tortoise"), source="api")
@@ -70,17 +48,17 @@ def test_a_repeated_search_is_answered_from_the_cache(tmp_path: Path, searches: 
 
 def test_an_index_commit_is_seen_by_the_next_search(tmp_path: Path, searches: list[str]) -> None:
     settings = Settings(data=tmp_path)
-    _index(settings, range(3))
+    index_guide(settings, range(3))
     ctx = Context(settings)
     assert api_search.run_search(ctx, search_request("tortoise"), source="api")["total"] == 3
-    _index(settings, range(3, 5))  # a crawl commits two more pages
+    index_guide(settings, range(3, 5))  # a crawl commits two more pages
     assert api_search.run_search(ctx, search_request("tortoise"), source="api")["total"] == 5
     assert len(searches) == 2
 
 
 def test_size_zero_turns_the_cache_off(tmp_path: Path, searches: list[str]) -> None:
     settings = Settings(data=tmp_path, search_cache_size=0)
-    _index(settings, range(3))
+    index_guide(settings, range(3))
     ctx = Context(settings)
     for _ in range(3):
         api_search.run_search(ctx, search_request("tortoise"), source="api")

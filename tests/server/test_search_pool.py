@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from trawl.index.tantivy_index import IndexReader, IndexWriter
-from trawl.records import PageRecord
+from service_fixtures import index_guide
+from trawl.index.tantivy_index import IndexReader
 from trawl.search.request import search_request
 from trawl.server import api_search
 from trawl.server.app import create_app
@@ -22,32 +22,11 @@ from trawl.settings import Settings
 pytestmark = pytest.mark.slow  # worker processes
 
 
-def _page(n: int) -> PageRecord:
-    return PageRecord(
-        url=f"https://docs.example/{n}",
-        host="docs.example",
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        title=f"Tortoise care {n}",
-        text=f"Tortoises need warmth and a shallow dish of water. Page {n} of the guide.",
-        lang="en",
-        indexable=True,
-    )
-
-
-def _index(settings: Settings, pages: range) -> None:
-    writer = IndexWriter(settings.index_path)
-    for n in pages:
-        writer.upsert(_page(n))
-    writer.close()
-
-
 @pytest.fixture
 def pooled(tmp_path: Path) -> Iterator[Context]:
     """A server's context with two search workers, no result cache (every search runs)."""
     settings = Settings(data=tmp_path, search_workers=2, search_cache_size=0)
-    _index(settings, range(3))
+    index_guide(settings, range(3))
     ctx = Context(settings)
     yield ctx
     ctx.search_pool.close()
@@ -73,7 +52,7 @@ def test_searches_run_in_the_workers_and_answer_as_the_server_would(pooled: Cont
 def test_a_commit_is_seen_by_every_worker(pooled: Context) -> None:
     for _ in range(4):  # both workers have opened the index at the old commit
         assert _searched_in(pooled, "tortoise")[1]["total"] == 3
-    _index(pooled.settings, range(3, 5))  # a crawl commits two more pages
+    index_guide(pooled.settings, range(3, 5))  # a crawl commits two more pages
     seen = {}
     for _ in range(8):
         pid, answer = _searched_in(pooled, "tortoise")
@@ -97,7 +76,7 @@ def test_the_api_with_workers_answers_searches_and_refuses_bad_input(tmp_path: P
     with TestClient(create_app(settings, header_checker=None)) as client:
         # No index yet: the worker's error comes back as the server's own would.
         empty = client.get("/api/search", params={"q": "tortoise"})
-        _index(settings, range(2))
+        index_guide(settings, range(2))
         found = client.get("/api/search", params={"q": "tortoise"})
         bad = [
             client.get("/api/search", params={"q": "x" * 2000}),
@@ -113,7 +92,7 @@ def test_the_api_with_workers_answers_searches_and_refuses_bad_input(tmp_path: P
 
 def test_the_pool_is_closed_with_the_app(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path, search_workers=1)
-    _index(settings, range(1))
+    index_guide(settings, range(1))
     app = create_app(settings, header_checker=None)
     with TestClient(app) as client:
         assert client.get("/api/search", params={"q": "tortoise"}).status_code == 200
@@ -126,7 +105,7 @@ def test_the_pool_is_closed_with_the_app(tmp_path: Path) -> None:
 
 def test_without_workers_searches_run_here(tmp_path: Path) -> None:
     settings = Settings(data=tmp_path)
-    _index(settings, range(1))
+    index_guide(settings, range(1))
     ctx = Context(settings)
     _, _, pid = ctx.search_pool.search(IndexReader(settings.index_path), search_request("x"))
     assert pid == os.getpid() and ctx.search_pool.pids() == []
@@ -135,7 +114,7 @@ def test_without_workers_searches_run_here(tmp_path: Path) -> None:
 def test_the_rate_limit_holds_with_workers(tmp_path: Path) -> None:
     """Limits are counted in the server's one process, before a search is handed on."""
     settings = Settings(data=tmp_path, search_workers=2, search_rate_limit="3/minute")
-    _index(settings, range(1))
+    index_guide(settings, range(1))
     with TestClient(create_app(settings, header_checker=None)) as client:
         codes = [client.get("/api/search", params={"q": f"tortoise {n}"}) for n in range(5)]
     assert [r.status_code for r in codes] == [200, 200, 200, 429, 429]
