@@ -90,7 +90,7 @@ class _Fetched(_Rows):
     """A write's rows, read to the end at once."""
 
     def __init__(self, cursor: sqlite3.Cursor) -> None:
-        self._rows = cursor.fetchall()
+        self._rows = iter(cursor.fetchall())
         self._count = cursor.rowcount
 
     @property
@@ -98,15 +98,13 @@ class _Fetched(_Rows):
         return self._count
 
     def fetchone(self) -> Any:
-        return self._rows.pop(0) if self._rows else None
+        return next(self._rows, None)
 
     def fetchall(self) -> list[Any]:
-        rows, self._rows = self._rows, []
-        return rows
+        return list(self._rows)
 
     def __iter__(self) -> Iterator[Any]:
-        while self._rows:
-            yield self._rows.pop(0)
+        return self._rows
 
 
 class SQLiteDatabase:
