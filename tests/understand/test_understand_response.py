@@ -225,3 +225,29 @@ def test_a_url_with_no_response_is_labelled_error() -> None:
         False,
     )
     assert blocked_page(ITEM, 1.0).indexability == "Blocked (robots)"
+
+
+def test_a_page_is_copied_once_on_each_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PageRecord has some forty fields and each copy costs as much as building one:
+    on a many-host crawl the copies were a tenth of the event loop's work outside the
+    parse (bench/RESULTS.md, "Many hosts: CPU a page on the loop")."""
+    from trawl.understand import response
+
+    copies: list[str] = []
+
+    def counted(obj: Any, /, **changes: Any) -> Any:
+        copies.append(type(obj).__name__)
+        return replace(obj, **changes)
+
+    monkeypatch.setattr(response, "replace", counted)
+    record, _ = understand_response(ITEM, result(200, HTML, ("ETag", '"v1"')))
+    assert copies == []  # built indexable, with its validators, at once
+    assert (record.indexable, record.etag) == (True, '"v1"')
+    page = parsed_page(canonical="https://example.com/other")
+    record, follow = understand_page(record, page, result(200, HTML), "trawl")
+    assert copies == ["PageRecord"]
+    assert record.indexability == "Canonicalised" and not record.indexable
+    assert follow[0].url == "https://example.com/other"
+    copies.clear()
+    record, _ = understand_response(ITEM, result(404, HTML))
+    assert copies == ["PageRecord"] and record.error == "HTTP 404"

@@ -36,6 +36,10 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
     ``record.indexable`` is true when the response is HTML worth parsing; the
     final decision is ``understand_page``'s.
     """
+    location = result.location
+    # The HTML worth parsing is built indexable at once: a PageRecord has some forty
+    # fields, and each copy (``replace``) costs as much as building one, per page.
+    page = location is None and 200 <= result.status < 300 and result.is_html
     record = PageRecord(
         url=item.url,
         host=urlsplit(item.url).hostname or "",
@@ -47,21 +51,19 @@ def understand_response(item: CrawlUrl, result: FetchResult) -> tuple[PageRecord
         response_time=result.elapsed,
         size=_size(result),
         request_url=item.request,
+        indexable=page,
+        etag=result.header("etag") if page else None,
+        last_modified=result.header("last-modified") if page else None,
     )
-    location = result.location
     if location is not None:
         try:
             # Against the URL requested: a relative Location is the server's answer to it.
             target, request = forms(location, base=item.request_url)
         except InvalidUrl as e:
-            record = replace(record, error=f"unusable redirect: {e}")
-            return _labelled(record), []
-        return _labelled(replace(record, redirect_to=target)), [Href(target, request)]
+            return _labelled(record, error=f"unusable redirect: {e}"), []
+        return _labelled(record, redirect_to=target), [Href(target, request)]
     if result.status >= 400:
-        return _labelled(replace(record, error=f"HTTP {result.status}")), []
-    if 200 <= result.status < 300 and result.is_html:
-        etag, last_modified = result.header("etag"), result.header("last-modified")
-        return replace(record, indexable=True, etag=etag, last_modified=last_modified), []
+        return _labelled(record, error=f"HTTP {result.status}"), []
     return record, []  # a file or an odd status: recorded, not a page to label
 
 
@@ -86,6 +88,19 @@ def understand_page(
         date_header=result.header("date"),
         now=datetime.fromtimestamp(result.fetched_at, UTC),
     )
+    follow = [] if directives.nofollow else followed(parsed.links)
+    refresh = _refresh_target(parsed.refresh, record.url)
+    redirect_to = refresh.url if refresh is not None else record.redirect_to
+    # The label first, so the record is copied once: it depends only on fields set here.
+    label = indexability(
+        status=record.status,
+        redirect_to=redirect_to,
+        error=record.error,
+        blocked=False,
+        noindex=directives.noindex,
+        canonical=parsed.canonical,
+        url=record.url,
+    )
     record = replace(
         record,
         title=parsed.title,
@@ -107,14 +122,13 @@ def understand_page(
         simhash=parsed.simhash,
         quality=parsed.quality,
         community=is_community(record.url, parsed.markup_types, parsed.comment_blocks),
+        redirect_to=redirect_to,
+        indexability=label.value,
+        indexable=label == Indexability.INDEXABLE,
     )
-    follow = [] if directives.nofollow else followed(parsed.links)
-
-    target = _refresh_target(parsed.refresh, record.url)
-    if target is not None:
-        return _labelled(replace(record, redirect_to=target.url)), [target]
-    record = _labelled(replace(record, indexable=False), noindex=directives.noindex)
-    if record.indexability == Indexability.CANONICALISED and parsed.canonical:
+    if refresh is not None:
+        return record, [refresh]
+    if label == Indexability.CANONICALISED and parsed.canonical:
         canonical = parsed.canonical
         follow = [
             Href(canonical),
@@ -143,7 +157,7 @@ def blocked_page(item: CrawlUrl, fetched_at: float) -> PageRecord:
 
 def failed_page(item: CrawlUrl, fetched_at: float, error: str) -> PageRecord:
     """A URL that gave no response at all (timeout, refused, blocked address)."""
-    return _labelled(replace(_unfetched(item, fetched_at), error=error))
+    return _labelled(_unfetched(item, fetched_at), error=error)
 
 
 def _unfetched(item: CrawlUrl, fetched_at: float) -> PageRecord:
@@ -170,17 +184,28 @@ def _size(result: FetchResult) -> int:
     return 0
 
 
-def _labelled(record: PageRecord, *, noindex: bool = False) -> PageRecord:
+def _labelled(
+    record: PageRecord, *, error: str | None = None, redirect_to: str | None = None
+) -> PageRecord:
+    """``record`` with ``error`` or ``redirect_to`` set, and its label, in one copy."""
+    error = error if error is not None else record.error
+    redirect_to = redirect_to if redirect_to is not None else record.redirect_to
     label = indexability(
         status=record.status,
-        redirect_to=record.redirect_to,
-        error=record.error,
+        redirect_to=redirect_to,
+        error=error,
         blocked=False,
-        noindex=noindex,
+        noindex=False,
         canonical=record.canonical,
         url=record.url,
     )
-    return replace(record, indexability=label.value, indexable=label == Indexability.INDEXABLE)
+    return replace(
+        record,
+        error=error,
+        redirect_to=redirect_to,
+        indexability=label.value,
+        indexable=label == Indexability.INDEXABLE,
+    )
 
 
 def _refresh_target(content: str | None, url: str) -> Href | None:
