@@ -774,3 +774,95 @@ def test_article_set_in_several_article_blocks_kept_whole() -> None:
         + "</div></body></html>"
     )
     assert main_text(html).splitlines() == PARAGRAPHS
+
+
+# Replies of a WordPress-style thread: author, date, text, a reply link; the class
+# names of a theme nobody tuned for.
+REPLIES = [
+    (
+        "thelastfan",
+        "November 19, 2019 at 6:34 am",
+        "It is a good thing we have no trams"
+        " left, because this line is a dumpster fire and the council knows it.",
+    ),
+    (
+        "joetoronto",
+        "November 19, 2019 at 6:44 am",
+        "It is time for the council to come"
+        " to grips with reality, the harbour will never see a tram, not in our lifetime.",
+    ),
+    (
+        "theprocess12",
+        "November 19, 2019 at 6:58 am",
+        "As usual too many promises by the"
+        " mayor. The tram to the airport was promised too, and where is it now, I ask?",
+    ),
+    (
+        "harbourview",
+        "November 19, 2019 at 7:02 am",
+        "Finally some good news for those of"
+        " us who live by the water and sit in traffic every morning, well done council.",
+    ),
+]
+
+
+def thread(heading: str, names: str = "x2ab6b4") -> str:
+    replies = "".join(
+        f'<li class="xc44bb2 {names}"><article class="{names}"><footer class="x9c8d86">'
+        f'<b class="x0f1e18">{author}</b> <span>says:</span>'
+        f'<div class="x39b0cb"><a href="#c{n}"><time>{when}</time></a></div></footer>'
+        f'<div class="x2c4c0c"><p>{text}</p></div>'
+        f'<a class="x5e2bc8" href="?replytocom={n}">Reply</a></article></li>'
+        for n, (author, when, text) in enumerate(REPLIES)
+    )
+    return (
+        f'<div class="xa1"><div class="xb2"><h2>{heading}</h2>'
+        f'<ol class="xd3">{replies}</ol></div></div>'
+    )
+
+
+def unnamed_page(article: str, after: str) -> str:
+    """A blog page whose boxes are named in words no rule knows (renamed classes)."""
+    return (
+        "<html><head><title>Tram line to the harbour</title></head><body>"
+        f'<div class="x71a"><div class="x0c2">{article}</div>{after}</div></body></html>'
+    )
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "4 responses to “Tram line to the harbour”",
+        "Top Rated Comments",
+        "Comments",
+        "12 thoughts on “Tram line”",
+        "Kommentare (4)",
+    ],
+)
+def test_comment_thread_under_its_heading_dropped_without_its_class_names(heading: str) -> None:
+    # The renamed benchmark pages: without "comment" in a class name the thread came in,
+    # and where its replies outweighed a short post they were taken instead of it.
+    short = "<h1>Tram line to the harbour</h1>" + "".join(f"<p>{p}</p>" for p in PARAGRAPHS[:2])
+    assert main_text(unnamed_page(short, thread(heading))).splitlines() == PARAGRAPHS[:2]
+    assert main_text(unnamed_page(ARTICLE, thread(heading))).splitlines() == PARAGRAPHS
+
+
+def test_section_under_a_comment_heading_kept_unless_it_is_replies() -> None:
+    # "Final thoughts" is an article's section, and a manual's "Comments" section of
+    # paragraphs is no thread: only replies of one shape go.
+    article = (
+        f"<h1>Tram line</h1><p>{PARAGRAPHS[0]}</p><h2>Final thoughts</h2>"
+        f"<div>{PARAGRAPHS[1]}</div><div>{PARAGRAPHS[2]}</div>"
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == [
+        PARAGRAPHS[0],
+        "Final thoughts",
+        PARAGRAPHS[1],
+        PARAGRAPHS[2],
+    ]
+    article = f"<h1>Tram line</h1><p>{PARAGRAPHS[0]}</p><h2>Comments</h2><p>{PARAGRAPHS[1]}</p>"
+    assert main_text(unnamed_page(article, "")).splitlines() == [
+        PARAGRAPHS[0],
+        "Comments",
+        PARAGRAPHS[1],
+    ]

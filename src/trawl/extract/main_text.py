@@ -35,6 +35,7 @@ from trawl.extract.main_text_rules import (
     CARD_TAGS,
     CARDS_SHARE,
     CLEAN_MAX_SHARE,
+    COMMENT_HEADING,
     CONTENT_WORDS,
     CREDIT_LINE,
     DEFAULT_TUNING,
@@ -53,6 +54,7 @@ from trawl.extract.main_text_rules import (
     MAYBE_HIDDEN_OR_FURNITURE,
     MIN_CARDS,
     MIN_PARAGRAPH,
+    MIN_THREAD_ITEMS,
     NEGATIVE,
     NEVER_DROPPED,
     NEVER_TEXT_OR_META,
@@ -63,6 +65,9 @@ from trawl.extract.main_text_rules import (
     SHOWING_CLASS,
     TAG_SCORE,
     THIN_WRAPPER_SHARE,
+    THREAD_HEADING_TAGS,
+    THREAD_HEADING_WRAPPERS,
+    THREAD_ITEM_TAGS,
     UNLIKELY,
     WHITESPACE,
     WORD,
@@ -229,6 +234,8 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
     doomed = []
     # Hidden elements and furniture in one selection: each walks the whole tree.
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
+        if node.tag in THREAD_HEADING_TAGS and COMMENT_HEADING.match(_collapse(node.text())):
+            doomed += _thread_under(node)
         # Hidden text can be the article itself, waiting for a script to show it.
         furniture = (
             _furniture(node)
@@ -254,6 +261,54 @@ def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: 
             ):
                 doomed.append(node)
     _remove(doomed)
+
+
+def _thread_under(heading: LexborNode) -> list[LexborNode]:
+    """The comment thread a heading such as "34 responses to ..." opens, with the heading.
+
+    What follows the heading up to the next heading of its rank or above, when it
+    holds replies of one shape (MIN_THREAD_ITEMS elements of one tag and first class
+    word, side by side); else nothing: a section of a manual may be called
+    "Comments" too, and its paragraphs are not a thread. A heading alone in its
+    wrapper looks from the wrapper on, a few levels up.
+    """
+    rank = HEADING_RANK.get(heading.tag or "", 6)
+    node = heading
+    for _ in range(THREAD_HEADING_WRAPPERS):
+        section = []
+        sibling = node.next
+        while sibling is not None:
+            tag = sibling.tag or ""
+            if tag in HEADING_RANK and HEADING_RANK[tag] <= rank:
+                break  # the next section of the page
+            if not tag.startswith("-"):  # text and comment nodes neither open nor end a thread
+                section.append(sibling)
+            sibling = sibling.next
+        if any(part.text().strip() for part in section):
+            return [heading, *section] if _replies(section) else []
+        parent = node.parent
+        if parent is None or parent.tag in WRAPPER_STOPS:
+            return []
+        node = parent
+    return []
+
+
+def _replies(nodes: list[LexborNode]) -> bool:
+    """Whether ``nodes``, or the children of one of them, are replies of one shape."""
+    if _same_shape(nodes):
+        return True
+    return any(_same_shape(list(node.iter())) for node in nodes)
+
+
+def _same_shape(nodes: list[LexborNode]) -> bool:
+    shapes: dict[tuple[str, str], int] = {}
+    for node in nodes:
+        tag = node.tag or ""
+        if tag in THREAD_ITEM_TAGS and node.text().strip():
+            names = (node.attrs.get("class") or "").split()
+            shape = (tag, names[0] if names else "")
+            shapes[shape] = shapes.get(shape, 0) + 1
+    return max(shapes.values(), default=0) >= MIN_THREAD_ITEMS
 
 
 def _embedded_post(node: LexborNode, text: str) -> bool:

@@ -51,8 +51,13 @@ SHOWING_CLASS = re.compile(
 # in a <header>, or in a div whose class names a "sidebar" layout.
 FURNITURE_TAGS = frozenset({"nav", "aside", "header", "footer", "menu"})
 FURNITURE_ROLES = frozenset({"navigation", "banner", "contentinfo"})
+# Headings that may open a comment thread (COMMENT_HEADING), selected with the rest:
+# every selection walks the whole tree. <h1> is the page's own title.
+THREAD_HEADING_TAGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 # Roles are tested in Python: lexbor walks the whole tree once per attribute selector.
-MAYBE_HIDDEN_OR_FURNITURE = ", ".join([MAYBE_HIDDEN, *sorted(FURNITURE_TAGS), "[role]"])
+MAYBE_HIDDEN_OR_FURNITURE = ", ".join(
+    [MAYBE_HIDDEN, *sorted(FURNITURE_TAGS), "[role]", *sorted(THREAD_HEADING_TAGS)]
+)
 UNLIKELY_WORDS = (
     "-ad-",
     "ad-break",
@@ -311,6 +316,26 @@ FURNITURE_LINE = re.compile(
     r"|kommentare|kommentieren|commentaires|comentarios|commenti)\W*(\(\W*\d*\W*\))?\W*$",
     re.IGNORECASE,
 )
+# The heading of a comment thread, in words, not class names: a site nobody tuned for
+# names its comment box in its own words ("x9c8d86"), but a reader must be told what
+# follows ("34 responses to “Title”", "Top Rated Comments", "12 thoughts on ...").
+# "Responses", "thoughts" and "reactions" need their count: an article may have a
+# section called "Final thoughts".
+COMMENT_HEADING = re.compile(
+    r"^\W*(?:(?:\d+\s+)?(?:comments?|kommentare|commentaires|comentarios|commenti)"
+    r"|\d+\s+(?:responses?|repl(?:y|ies)|reactions?|thoughts?)"
+    r"|(?:top[- ]rated|best|reader|readers|user|latest|recent|newest|popular|all)\s+comments"
+    r"|(?:leave|post|add|write)\s+an?\s+(?:reply|comment|response)"
+    r"|join\s+the\s+(?:discussion|conversation))"
+    r"(?:\s+(?:on|to|for|zu|sur|su|a)\b.*)?\W*(?:\(\s*\d*\s*\))?\W*$",
+    re.IGNORECASE,
+)
+# A thread is replies of one shape: at least this many elements of one tag (and first
+# class word, when they have one) under the heading, or in one list or box under it.
+THREAD_ITEM_TAGS = frozenset({"li", "div", "article", "section", "dl"})
+MIN_THREAD_ITEMS = 2
+# How far up from a heading set alone in a wrapper the thread is looked for.
+THREAD_HEADING_WRAPPERS = 3
 # A credit for the photo above the article, left as the text's last line once the
 # photo is gone ("Beitragsbild: Titelseite der FAZ, Ausriss."). Short: a paragraph
 # that starts so is prose.
