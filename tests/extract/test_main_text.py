@@ -866,3 +866,51 @@ def test_section_under_a_comment_heading_kept_unless_it_is_replies() -> None:
         "Comments",
         PARAGRAPHS[1],
     ]
+
+
+def test_comment_form_dropped_without_its_class_names() -> None:
+    # "Leave a Reply": a form to write in is no part of the article, whatever its box is
+    # called; only its labels would be left once its text box goes.
+    form = (
+        '<div class="x8a1"><form action="/wp-comments-post.php" method="post">'
+        "<p>Your email address will not be published. Required fields are marked *</p>"
+        '<p><label for="c">Your thoughts on the tram line, in a few words</label>'
+        '<textarea id="c" name="comment"></textarea></p>'
+        '<p><label for="a">Name</label> <input id="a" name="author"></p>'
+        "<p>Save my name, email, and website in this browser for the next time I comment.</p>"
+        '<p><input type="submit" value="Post Comment"></p></form></div>'
+    )
+    assert main_text(unnamed_page(ARTICLE, form)).splitlines() == PARAGRAPHS
+
+
+def test_page_wrapped_whole_in_a_form_kept() -> None:
+    # ASP.NET wraps the whole page in one <form>: a search box's text area in it does not
+    # make the article a comment form.
+    article = ARTICLE + '<textarea name="q"></textarea>'
+    html = (
+        unnamed_page(article, "")
+        .replace("<body>", "<body><form>")
+        .replace("</body>", "</form></body>")
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS
+
+
+def test_list_of_teaser_cards_beside_the_article_not_taken() -> None:
+    # "Related posts" as a list, each item one card (title, date, excerpt, a link): the
+    # wrapper of article and list adds mostly "prose", but prose of other pages.
+    excerpt = (
+        "Jetzt heißt es schnell sein: the council also discussed the budget for the coming"
+        " year, with long debates on schools, roads and the new swimming pool."
+    )
+    cards = "".join(
+        f'<li><article class="x5c1"><h3><a href="/{n}">Story {n}</a></h3>'
+        f'<div class="x7d2">Monday | {n + 1}. July 2019</div>'
+        f'<div class="x9e3"><p>{excerpt}</p></div></article></li>'
+        for n in range(4)
+    )
+    html = (
+        "<html><head><title>Tram line</title></head><body><div><div>"
+        f'<div class="x1">{"".join(f"<p>{p}</p>" for p in PARAGRAPHS)}</div>'
+        f'<div class="x2"><ul>{cards}</ul></div></div></div></body></html>'
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS

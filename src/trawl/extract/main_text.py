@@ -32,6 +32,8 @@ from trawl.extract.main_text_rules import (
     BLOCK_TAGS,
     BOILERPLATE,
     CARD_MAX,
+    CARD_ROW_TAGS,
+    CARD_ROWS,
     CARD_TAGS,
     CARDS_SHARE,
     CLEAN_MAX_SHARE,
@@ -41,6 +43,7 @@ from trawl.extract.main_text_rules import (
     DEFAULT_TUNING,
     EMBEDDED_POST_SHARE,
     EMBEDDED_POSTS,
+    FORM_LEVELS,
     FURNITURE_LINE,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
@@ -147,6 +150,9 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     # may name the page: every selection walks the whole tree, as long as the parse.
     found = tree.css(NEVER_TEXT_OR_META)
     titles = _titles(tree, [node for node in found if node.tag == "meta"])
+    # A form to write in (a comment form, "Leave a Reply") is no part of any article;
+    # its text box goes with the rest below, so the form is found first.
+    forms = [form for node in found if node.tag == "textarea" and (form := _form_of(node))]
     # Removed last first, so that a node goes before any ancestor that contains it:
     # decomposing the ancestor first would free the node under its Python object.
     for node in reversed(found):
@@ -154,7 +160,7 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
             node.decompose()
     if _deeper_than(body, MAX_DEPTH):
         return "\n".join(_lines(body)), True  # no second try on a hostile tree
-    _drop_furniture(tree, body, drop_unlikely=drop_unlikely)
+    _drop_furniture(tree, body, drop_unlikely=drop_unlikely, forms=forms)
     paragraphs = _find_paragraphs(tree)
     candidates = _score(tree, paragraphs)
     prose = max((c.score for c in candidates.values()), default=0.0) >= LIST_PAGE_BELOW
@@ -229,9 +235,28 @@ def _repeats_title(line: str, titles: list[str]) -> bool:
 # -- furniture --------------------------------------------------------------------
 
 
-def _drop_furniture(tree: LexborHTMLParser, body: LexborNode, *, drop_unlikely: bool) -> None:
+def _form_of(node: LexborNode) -> LexborNode | None:
+    """The <form> around ``node``, a few levels up at most; None outside one."""
+    parent = node.parent
+    for _ in range(FORM_LEVELS):
+        if parent is None:
+            return None
+        if parent.tag == "form":
+            return parent
+        parent = parent.parent
+    return None
+
+
+def _drop_furniture(
+    tree: LexborHTMLParser,
+    body: LexborNode,
+    *,
+    drop_unlikely: bool,
+    forms: Collection[LexborNode] = (),
+) -> None:
     half = len(body.text()) / 2
-    doomed = []
+    # A site may wrap the whole page in one <form> (ASP.NET): only a smaller one goes.
+    doomed = [form for form in forms if len(form.text()) < half]
     # Hidden elements and furniture in one selection: each walks the whole tree.
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
         if node.tag in THREAD_HEADING_TAGS and COMMENT_HEADING.match(_collapse(node.text())):
@@ -885,11 +910,13 @@ def _teasers(node: LexborNode) -> bool:
     own. The repeated card is the evidence, as a list of further articles looks on any
     site.
     """
-    if node.tag not in CARD_TAGS:
+    if node.tag not in CARD_ROW_TAGS:
         return False
     groups: dict[tuple[str, str], list[LexborNode]] = {}
-    for child in node.iter():
-        if child.tag in CARD_TAGS:
+    for item in node.iter():
+        # A list of cards: each item holds one card ("li > article.post_teaser").
+        child = _only_child(item) if item.tag == "li" else item
+        if child is not None and child.tag in CARD_TAGS:
             name = (child.attrs.get("class") or "").split()
             if name:
                 groups.setdefault((child.tag or "", name[0]), []).append(child)
@@ -912,11 +939,25 @@ def _teasers(node: LexborNode) -> bool:
     return False
 
 
+def _only_child(node: LexborNode) -> LexborNode | None:
+    """The one element inside ``node`` when it holds nothing else; else None."""
+    found = None
+    for child in node.iter(include_text=True):
+        if child.tag == "-text":
+            if (child.text_content or "").strip():
+                return None
+        elif child.tag != "-comment":
+            if found is not None:
+                return None
+            found = child
+    return found
+
+
 def _teaser_size(root: LexborNode, inside: LexborNode) -> int:
     """The size of the rows of teasers in ``root`` outside ``inside``."""
     rows = [
         node
-        for node in root.css(", ".join(sorted(CARD_TAGS)))
+        for node in root.css(CARD_ROWS)
         if _teasers(node) and inside.mem_id not in _ancestor_ids(node)
     ]
     outermost = {node.mem_id for node in rows}

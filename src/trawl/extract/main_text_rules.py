@@ -278,6 +278,9 @@ CLEAN_MAX_SHARE = 0.5
 # A block inside the content made of at least MIN_CARDS elements of one tag and
 # class, each holding a link, that are CARDS_SHARE of its text, is a row of teasers.
 CARD_TAGS = frozenset({"div", "article", "section"})
+# The blocks that may hold such a row: a box, or a list whose items each hold a card.
+CARD_ROW_TAGS = CARD_TAGS | {"ul", "ol"}
+CARD_ROWS = ", ".join(sorted(CARD_ROW_TAGS))
 MIN_CARDS = 3
 CARD_MAX = 500  # characters other than whitespace
 CARDS_SHARE = 0.6
@@ -334,6 +337,9 @@ COMMENT_HEADING = re.compile(
 # class word, when they have one) under the heading, or in one list or box under it.
 THREAD_ITEM_TAGS = frozenset({"li", "div", "article", "section", "dl"})
 MIN_THREAD_ITEMS = 2
+# How far up from a <textarea> its form is looked for (a comment form nests it in a
+# few wrappers; a page wrapped whole in a form has it far up, and keeps it).
+FORM_LEVELS = 8
 # How far up from a heading set alone in a wrapper the thread is looked for.
 THREAD_HEADING_WRAPPERS = 3
 # A credit for the photo above the article, left as the text's last line once the
