@@ -914,3 +914,38 @@ def test_list_of_teaser_cards_beside_the_article_not_taken() -> None:
         f'<div class="x2"><ul>{cards}</ul></div></div></div></body></html>'
     )
     assert main_text(html).splitlines() == PARAGRAPHS
+
+
+def test_box_of_headlines_with_excerpts_beside_the_article_not_gathered() -> None:
+    # "Breaking News": a list whose items are a headline link and an excerpt, in a box
+    # beside the article's; its excerpts read as paragraphs, and it joined the article.
+    excerpt = (
+        "NEW DELHI: the council also discussed the budget for the coming year, with long"
+        " debates on schools, roads and the new swimming pool the north wants."
+    )
+    items = "".join(
+        f'<li><a href="/{n}">Headline of another story, number {n}</a><span>{excerpt}</span></li>'
+        for n in range(10)
+    )
+    html = (
+        "<html><head><title>Tram line</title></head><body><div>"
+        f'<div class="x1"><div><b>Breaking News</b></div><div><ul>{items}</ul></div></div>'
+        f'<div class="x2">{"".join(f"<p>{p}</p>" for p in PARAGRAPHS * 2)}</div>'
+        "</div></body></html>"
+    )
+    assert main_text(html).splitlines() == PARAGRAPHS * 2
+
+
+def test_list_of_links_with_notes_in_the_article_kept() -> None:
+    # Items of a link and words of the item's own are the article's list: a teaser's
+    # excerpt sits in an element of its own beside the headline.
+    items = "".join(
+        f'<li><a href="/r{n}">Report {n}</a>: what the council read on trams and the'
+        f" harbour before the vote, part {n}</li>"
+        for n in range(4)
+    )
+    article = f"{ARTICLE}<ul>{items}</ul>"
+    assert main_text(page(article)).splitlines()[-4:] == [
+        f"Report {n}: what the council read on trams and the harbour before the vote, part {n}"
+        for n in range(4)
+    ]

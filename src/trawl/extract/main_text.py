@@ -32,9 +32,9 @@ from trawl.extract.main_text_rules import (
     BLOCK_TAGS,
     BOILERPLATE,
     CARD_MAX,
+    CARD_OR_ITEM_TAGS,
     CARD_ROW_TAGS,
     CARD_ROWS,
-    CARD_TAGS,
     CARDS_SHARE,
     CLEAN_MAX_SHARE,
     COMMENT_HEADING,
@@ -738,7 +738,14 @@ def _gather(top: LexborNode, candidates: dict[int, _Candidate], tuning: Tuning) 
             parts = [
                 top if part == wrapper else part for part in _alike(wrapper, candidates, threshold)
             ]
-    return parts
+    # A sibling that is mostly a row of teasers ("Breaking News": headline, excerpt)
+    # scores as prose, but is other pages' prose: inside it, the row is all of it, and
+    # no cut inside a part takes a part's bulk.
+    return [
+        part
+        for part in parts
+        if part == top or _teaser_size(part, top) < CLEAN_MAX_SHARE * _size(part.text())
+    ]
 
 
 def _alike(
@@ -914,12 +921,13 @@ def _teasers(node: LexborNode) -> bool:
         return False
     groups: dict[tuple[str, str], list[LexborNode]] = {}
     for item in node.iter():
-        # A list of cards: each item holds one card ("li > article.post_teaser").
-        child = _only_child(item) if item.tag == "li" else item
-        if child is not None and child.tag in CARD_TAGS:
+        # A list of cards: each item holds one card ("li > article.post_teaser"), or
+        # is one: a headline link and an excerpt, side by side.
+        child = _card_in(item) if item.tag == "li" else item
+        if child is not None and child.tag in CARD_OR_ITEM_TAGS:
             name = (child.attrs.get("class") or "").split()
-            if name:
-                groups.setdefault((child.tag or "", name[0]), []).append(child)
+            if name or child.tag == "li":  # the items of one list are alike by their tag
+                groups.setdefault((child.tag or "", name[0] if name else ""), []).append(child)
     size = 0  # taken once a group of cards is found: most blocks have none
     for cards in groups.values():
         if len(cards) < MIN_CARDS:
@@ -937,6 +945,23 @@ def _teasers(node: LexborNode) -> bool:
         if max(sizes) <= CARD_MAX and sum(sizes) >= CARDS_SHARE * size:
             return True
     return False
+
+
+def _card_in(item: LexborNode) -> LexborNode | None:
+    """The card a list item holds or is (a headline link first); else None.
+
+    An item with text of its own is no card: _teasers asks every card that.
+    """
+    only = _only_child(item)
+    if only is not None:
+        return only
+    first = item.child
+    while first is not None and first.tag in {"-text", "-comment"}:
+        first = first.next
+    if first is None or first.tag != "a":
+        return None
+    # An excerpt beside the headline: an item of a list of links has none.
+    return item if _size(item.text()) >= 2 * _size(first.text()) else None
 
 
 def _only_child(node: LexborNode) -> LexborNode | None:

@@ -281,6 +281,7 @@ CARD_TAGS = frozenset({"div", "article", "section"})
 # The blocks that may hold such a row: a box, or a list whose items each hold a card.
 CARD_ROW_TAGS = CARD_TAGS | {"ul", "ol"}
 CARD_ROWS = ", ".join(sorted(CARD_ROW_TAGS))
+CARD_OR_ITEM_TAGS = CARD_TAGS | {"li"}
 MIN_CARDS = 3
 CARD_MAX = 500  # characters other than whitespace
 CARDS_SHARE = 0.6
