@@ -949,3 +949,28 @@ def test_list_of_links_with_notes_in_the_article_kept() -> None:
         f"Report {n}: what the council read on trams and the harbour before the vote, part {n}"
         for n in range(4)
     ]
+
+
+def test_photo_and_its_caption_in_a_box_dropped_without_figure() -> None:
+    # A figure written as a box of a photo and a short text: the caption reads as a
+    # paragraph ("In this ... file photo, ..."), and beside a short article it won.
+    caption = (
+        "In this Dec. 12, 2006, file photo, made available by the city, the mayor, left,"
+        " and the head of the harbour board, right, walk along the old tram tracks. (AP)"
+    )
+    article = (
+        "<h1>Tram line to the harbour</h1>"
+        f'<div class="x3f"><img src="/tram.jpg" alt="Tram"><p>{caption}</p></div>'
+        f'<div class="x4a">{"".join(f"<p>{p}</p>" for p in PARAGRAPHS[:2])}</div>'
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS[:2]
+
+
+def test_paragraph_beside_an_icon_with_more_text_kept() -> None:
+    # A box of a picture and several paragraphs is the article's, not a figure.
+    article = (
+        '<h1>Tram line</h1><div class="x3f"><img src="/icon.png" alt="">'
+        + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+        + "</div>"
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS

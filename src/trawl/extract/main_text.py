@@ -31,6 +31,9 @@ from trawl.extract.main_text_rules import (
     ARTICLE_BODY_WEIGHT,
     BLOCK_TAGS,
     BOILERPLATE,
+    CAPTION_BOX_TAGS,
+    CAPTION_MAX,
+    CAPTION_TAGS,
     CARD_MAX,
     CARD_OR_ITEM_TAGS,
     CARD_ROW_TAGS,
@@ -261,6 +264,8 @@ def _drop_furniture(
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
         if node.tag in THREAD_HEADING_TAGS and COMMENT_HEADING.match(_collapse(node.text())):
             doomed += _thread_under(node)
+        elif node.tag == "img" and (captioned := _captioned(node)) is not None:
+            doomed.append(captioned)
         # Hidden text can be the article itself, waiting for a script to show it.
         furniture = (
             _furniture(node)
@@ -286,6 +291,32 @@ def _drop_furniture(
             ):
                 doomed.append(node)
     _remove(doomed)
+
+
+def _captioned(image: LexborNode) -> LexborNode | None:
+    """The box of ``image`` and its caption, when that is all the box holds; else None.
+
+    A figure without <figure>: a photo and one short block of text, side by side in
+    a box of their own. The caption reads as a paragraph ("In this Dec. 12, 2006,
+    file photo, ..."), and on a short article it outscored the article.
+    """
+    box = image.parent
+    if box is None or box.tag not in CAPTION_BOX_TAGS:
+        return None
+    caption = None
+    for child in box.iter(include_text=True):
+        tag = child.tag
+        if tag == "-text":
+            if (child.text_content or "").strip():
+                return None
+        elif tag != "-comment" and child != image:
+            if caption is not None:
+                return None
+            caption = child
+    if caption is None or caption.tag not in CAPTION_TAGS:
+        return None
+    size = _size(caption.text())
+    return box if 0 < size <= CAPTION_MAX else None
 
 
 def _thread_under(heading: LexborNode) -> list[LexborNode]:

@@ -56,7 +56,7 @@ FURNITURE_ROLES = frozenset({"navigation", "banner", "contentinfo"})
 THREAD_HEADING_TAGS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 # Roles are tested in Python: lexbor walks the whole tree once per attribute selector.
 MAYBE_HIDDEN_OR_FURNITURE = ", ".join(
-    [MAYBE_HIDDEN, *sorted(FURNITURE_TAGS), "[role]", *sorted(THREAD_HEADING_TAGS)]
+    [MAYBE_HIDDEN, *sorted(FURNITURE_TAGS), "[role]", *sorted(THREAD_HEADING_TAGS), "img"]
 )
 UNLIKELY_WORDS = (
     "-ad-",
@@ -338,6 +338,11 @@ COMMENT_HEADING = re.compile(
 # class word, when they have one) under the heading, or in one list or box under it.
 THREAD_ITEM_TAGS = frozenset({"li", "div", "article", "section", "dl"})
 MIN_THREAD_ITEMS = 2
+# A photo and one short block of text alone in a box: a figure written without
+# <figure>, the text its caption (under CAPTION_MAX characters other than spaces).
+CAPTION_BOX_TAGS = frozenset({"div", "span", "a"})
+CAPTION_TAGS = frozenset({"p", "div", "span", "em", "small", "i"})
+CAPTION_MAX = 400
 # How far up from a <textarea> its form is looked for (a comment form nests it in a
 # few wrappers; a page wrapped whole in a form has it far up, and keeps it).
 FORM_LEVELS = 8
