@@ -974,3 +974,22 @@ def test_paragraph_beside_an_icon_with_more_text_kept() -> None:
         + "</div>"
     )
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_thread_of_a_reply_inside_a_reply_dropped() -> None:
+    # "2 comments": the second is the author's answer, nested in the first; the heading
+    # sits alone in a wrapper of its own.
+    (author, when, text), (author2, when2, text2) = REPLIES[:2]
+    answer = (
+        f'<div class="xc44bb2"><div class="x29d"><span>{author2}</span> <span>{when2}</span>'
+        f'<div class="x2c4"><p>{text2}</p></div></div></div>'
+    )
+    replies = (
+        f'<div class="xc44bb2"><div class="x29d"><span>{author}</span> <span>{when}</span>'
+        f'<div class="x2c4"><p>{text}</p></div><a href="#r">Reply</a></div>{answer}</div>'
+    )
+    after = (
+        f'<div class="x618"><div class="x161"><h4>2 comments</h4></div>'
+        f'<div class="x2b4">{replies}</div></div>'
+    )
+    assert main_text(unnamed_page(ARTICLE, after)).splitlines() == PARAGRAPHS

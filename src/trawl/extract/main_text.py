@@ -74,6 +74,7 @@ from trawl.extract.main_text_rules import (
     THREAD_HEADING_TAGS,
     THREAD_HEADING_WRAPPERS,
     THREAD_ITEM_TAGS,
+    THREAD_ITEMS_NAMED,
     UNLIKELY,
     WHITESPACE,
     WORD,
@@ -351,12 +352,15 @@ def _thread_under(heading: LexborNode) -> list[LexborNode]:
 
 def _replies(nodes: list[LexborNode]) -> bool:
     """Whether ``nodes``, or the children of one of them, are replies of one shape."""
-    if _same_shape(nodes):
+    if _same_shape(nodes) or any(_same_shape(list(node.iter())) for node in nodes):
         return True
-    return any(_same_shape(list(node.iter())) for node in nodes)
+    # Replies to a reply nest inside it: of one class, at any depth ("2 comments",
+    # the second an answer inside the first).
+    return _same_shape([found for node in nodes for found in node.css(THREAD_ITEMS_NAMED)])
 
 
 def _same_shape(nodes: list[LexborNode]) -> bool:
+    """Whether MIN_THREAD_ITEMS of ``nodes`` with text share their tag and first class."""
     shapes: dict[tuple[str, str], int] = {}
     for node in nodes:
         tag = node.tag or ""
