@@ -993,3 +993,16 @@ def test_thread_of_a_reply_inside_a_reply_dropped() -> None:
         f'<div class="x2b4">{replies}</div></div>'
     )
     assert main_text(unnamed_page(ARTICLE, after)).splitlines() == PARAGRAPHS
+
+
+def test_page_of_many_comment_headings_keeps_its_article() -> None:
+    # Hostile: each comment heading reads the rest of its section, and thousands of them
+    # cost their square (3,000: 177 s before the cap of MAX_THREADS, 0.8 s after).
+    noise = "".join(
+        f'<div><h3>Comments</h3></div><div class="a"><p>reply {n}, a few words</p></div>'
+        for n in range(300)
+    )
+    html = (
+        f"<html><body><div>{''.join(f'<p>{p}</p>' for p in PARAGRAPHS)}</div>{noise}</body></html>"
+    )
+    assert main_text(html).splitlines()[:3] == PARAGRAPHS

@@ -57,6 +57,7 @@ from trawl.extract.main_text_rules import (
     LED_LIST_ELSEWHERE,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
+    MAX_THREADS,
     MAYBE_HIDDEN_OR_FURNITURE,
     MIN_CARDS,
     MIN_PARAGRAPH,
@@ -261,9 +262,17 @@ def _drop_furniture(
     half = len(body.text()) / 2
     # A site may wrap the whole page in one <form> (ASP.NET): only a smaller one goes.
     doomed = [form for form in forms if len(form.text()) < half]
+    threads = 0
     # Hidden elements and furniture in one selection: each walks the whole tree.
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
-        if node.tag in THREAD_HEADING_TAGS and COMMENT_HEADING.match(_collapse(node.text())):
+        if (
+            node.tag in THREAD_HEADING_TAGS
+            and threads < MAX_THREADS
+            and COMMENT_HEADING.match(_collapse(node.text()))
+        ):
+            # Each heading reads the rest of its section: a hostile page of thousands
+            # of them would cost their square.
+            threads += 1
             doomed += _thread_under(node)
         elif node.tag == "img" and (captioned := _captioned(node)) is not None:
             doomed.append(captioned)

@@ -338,6 +338,7 @@ COMMENT_HEADING = re.compile(
 # class word, when they have one) under the heading, or in one list or box under it.
 THREAD_ITEM_TAGS = frozenset({"li", "div", "article", "section", "dl"})
 MIN_THREAD_ITEMS = 2
+MAX_THREADS = 8  # comment headings looked under, per page
 THREAD_ITEMS_NAMED = ", ".join(f"{tag}[class]" for tag in sorted(THREAD_ITEM_TAGS))
 # A photo and one short block of text alone in a box: a figure written without
 # <figure>, the text its caption (under CAPTION_MAX characters other than spaces).
