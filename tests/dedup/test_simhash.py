@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from itertools import combinations
 
 import pytest
@@ -108,10 +110,25 @@ def test_banded_lookup_finds_every_pair_brute_force_finds(
             value ^= 1 << bit
         values.append(value)
     expected = brute_force(values)
-    assert set(near_pairs(values)) == expected
+    assert near_pairs(values) == sorted(expected)  # each pair once, in order
     index = BandIndex()
     for value in values:
         index.add(value)
     for i, value in enumerate(values):
         within = {j for j in range(len(values)) if (min(i, j), max(i, j)) in expected}
         assert set(index.near(value)) == within | {j for j, v in enumerate(values) if v == value}
+
+
+def test_near_pairs_loads_no_numpy_ma() -> None:
+    """numpy.ma (1.3 MB resident) comes with np.unique; a crawl's end has no other use."""
+    code = (
+        "import sys\n"
+        "from trawl.dedup.simhash import near_pairs\n"
+        "far = (1 << 62) - 1\n"
+        "assert near_pairs([far, 1, far ^ 4, 3, far]) == [(0, 2), (0, 4), (1, 3), (2, 4)]\n"
+        "print('numpy.ma' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "False"
