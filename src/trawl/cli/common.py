@@ -16,6 +16,7 @@ from rich.markup import escape
 
 import trawl
 from trawl import settings as settings_module
+from trawl.cli import coercion
 from trawl.errors import ConfigError, SearchIndexError, StoreError, TrawlError
 from trawl.extras import require
 from trawl.settings import Settings
@@ -36,6 +37,8 @@ class ExitCode(IntEnum):
     NO_DATA = 3  # the data folder, its store or its index cannot be opened
     INTERRUPTED = 130  # Ctrl-C
 
+
+coercion.install()  # pydantic only for values typer alone can coerce (10.7 MB)
 
 # Help texts are plain text: trawl.cli.main escapes them for Rich.
 app = typer.Typer(

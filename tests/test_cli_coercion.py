@@ -1,0 +1,111 @@
+"""trawl.cli.coercion: option values coerced without pydantic, exactly as typer would."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import typer
+import typer.main
+from typer._coercion import build_runtime_param
+
+from trawl.cli.common import app
+
+# What a command line or a TRAWL_ variable can hand a parameter: plain values, and the
+# edges where only typer (pydantic) may answer: signs, spaces, exponents, non-ASCII
+# digits, bounds, empty strings.
+VALUES: tuple[Any, ...] = (
+    None,
+    "0",
+    "1",
+    "016",
+    "16",
+    "100",
+    "101",
+    "1000",
+    "1001",
+    "-1",
+    "+5",
+    " 5",
+    "5 ",
+    "1_000",
+    "1.5",
+    "0.25",
+    "1.",
+    ".5",
+    "1e3",
+    "nan",
+    "inf",
+    "abc",
+    "",
+    "\u0663",  # ARABIC-INDIC DIGIT THREE: int() takes it
+    "99999999999999999999",
+    "site",
+    "data/here",
+    "/tmp",
+    ("a", "b"),
+    ["https://example.org/"],
+    (),
+    True,
+)
+
+
+def _parameters() -> list[tuple[str, Any, Any]]:
+    group: Any = typer.main.get_command(app)
+    found = []
+    for name, sub in sorted(group.commands.items()):
+        for param in sub.params:
+            if hasattr(param, "type_descriptor"):
+                found.append((f"{name} {param.name}", sub, param))
+    return found
+
+
+PARAMETERS = _parameters()
+
+
+def _answer(runtime: Any, value: Any, param: Any, command: Any) -> tuple[str, Any]:
+    ctx = typer._click.Context(command)
+    try:
+        return "value", runtime.coerce(value, param=param, ctx=ctx)
+    except Exception as e:  # the error typer would print, word for word
+        message = e.format_message() if hasattr(e, "format_message") else str(e)
+        return type(e).__name__, message
+
+
+@pytest.mark.parametrize(("where", "command", "param"), PARAMETERS, ids=[p[0] for p in PARAMETERS])
+def test_every_option_coerces_as_typer_would(where: str, command: Any, param: Any) -> None:
+    param._runtime_param = None
+    ours = param.get_runtime_param()
+    typers = build_runtime_param(param.type_descriptor)
+    assert type(ours).__name__ == "Plain", "trawl.cli.coercion is not installed"
+    for value in VALUES:
+        expected = _answer(typers, value, param, command)
+        got = _answer(ours, value, param, command)
+        assert got == expected, f"{where} given {value!r}"
+        assert type(got[1]) is type(expected[1]), f"{where} given {value!r}"
+
+
+def test_a_crawl_command_line_loads_no_pydantic() -> None:
+    """typer coerces through pydantic (10.7 MB resident); a crawl's plain flags do not
+    need it. The command line of bench/many_hosts.py, parsed up to the crawl itself."""
+    code = (
+        "import sys, trawl.cli.crawling as crawling\n"
+        "def stop(*args, **kwargs):\n"
+        "    print(sorted(m for m in ('pydantic', 'pydantic_core') if m in sys.modules))\n"
+        "    raise SystemExit(0)\n"
+        "crawling._crawl = stop\n"
+        "from trawl.cli import main\n"
+        "sys.argv = ['trawl', 'crawl', 'http://127.0.0.1:9/', '--data', sys.argv[1],"
+        " '--delay', '1', '--host-concurrency', '1', '--concurrency', '16', '--max-pages', '50']\n"
+        "main()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "data-folder-never-created"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]", result.stdout + result.stderr
