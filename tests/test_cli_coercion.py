@@ -1,4 +1,5 @@
-"""trawl.cli.coercion: option values coerced without pydantic, exactly as typer would."""
+"""What a command loads before it runs: option values coerced without pydantic, exactly
+as typer would (trawl.cli.coercion), and rich only when something is drawn."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import typer
 import typer.main
 from typer._coercion import build_runtime_param
 
+from trawl.cli import command, markup_escape
 from trawl.cli.common import app
 
 # What a command line or a TRAWL_ variable can hand a parameter: plain values, and the
@@ -88,12 +90,15 @@ def test_every_option_coerces_as_typer_would(where: str, command: Any, param: An
 
 
 def test_a_crawl_command_line_loads_no_pydantic() -> None:
-    """typer coerces through pydantic (10.7 MB resident); a crawl's plain flags do not
-    need it. The command line of bench/many_hosts.py, parsed up to the crawl itself."""
+    """typer coerces through pydantic (10.7 MB resident), and rich's console and markup
+    are 2.4 MB more; a crawl off a terminal needs neither. The command line of
+    bench/many_hosts.py, parsed up to the crawl itself."""
     code = (
         "import sys, trawl.cli.crawling as crawling\n"
         "def stop(*args, **kwargs):\n"
-        "    print(sorted(m for m in ('pydantic', 'pydantic_core') if m in sys.modules))\n"
+        "    from trawl.cli.common import on_terminal\n"
+        "    assert not on_terminal()  # stderr is a pipe\n"
+        "    print(sorted(m for m in ('pydantic', 'pydantic_core', 'rich') if m in sys.modules))\n"
         "    raise SystemExit(0)\n"
         "crawling._crawl = stop\n"
         "from trawl.cli import main\n"
@@ -109,3 +114,31 @@ def test_a_crawl_command_line_loads_no_pydantic() -> None:
         check=True,
     )
     assert result.stdout.strip() == "[]", result.stdout + result.stderr
+
+
+def _help_texts(cmd: Any) -> list[str]:
+    texts = [cmd.help or ""]
+    texts += [getattr(p, "help", None) or "" for p in cmd.params]
+    for sub in getattr(cmd, "commands", {}).values():
+        texts += _help_texts(sub)
+    return texts
+
+
+def test_help_texts_are_escaped_as_rich_escapes_them() -> None:
+    from rich.markup import escape
+
+    tricky = [
+        "[env var: TRAWL_DATA]",
+        "[bold]x[/bold] and [/] and [#fff] and [@click]",
+        "\\[red]one backslash",
+        "\\\\[red]two backslashes",
+        "ends with a backslash\\",
+        "ends with two\\\\",
+        "[Upper] [1] [ space] [a[b]c]",
+        "",
+    ]
+    raw = _help_texts(typer.main.get_command(app))
+    assert any("[" in text for text in raw), "no help text to test"
+    for text in [*tricky, *raw]:
+        assert markup_escape(text) == escape(text), repr(text)
+    assert command().help == escape(raw[0])

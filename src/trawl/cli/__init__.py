@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 import sys
 import threading
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 from trawl.cli.common import CLOSED, ExitCode, app
 
@@ -56,6 +56,19 @@ def _alone() -> bool:
     return multiprocessing is None or not multiprocessing.active_children()
 
 
+_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def markup_escape(text: str) -> str:
+    """``rich.markup.escape``, which every command runs over every help text: importing
+    it loads rich's text and style machinery (1.8 MB resident), which a crawl never uses.
+    tests/test_cli_coercion.py holds it to rich's answers."""
+    text = _MARKUP_TAG.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)
+    if text.endswith("\\") and not text.endswith("\\\\"):
+        return text + "\\"
+    return text
+
+
 def _tidy_help(command: Any) -> None:
     """Help texts shown as written, and no "<bool>" beside a flag.
 
@@ -66,12 +79,12 @@ def _tidy_help(command: Any) -> None:
     demand, so it is asked for here once and kept (click caches it).
     """
     if command.help:
-        command.help = escape(command.help)
+        command.help = markup_escape(command.help)
     for param in [*command.params, command.get_help_option(typer.Context(command))]:
         if param is None:
             continue
         if getattr(param, "help", None):
-            param.help = escape(param.help)
+            param.help = markup_escape(param.help)
         if getattr(param, "is_flag", False):
             param.metavar = ""
     for sub in getattr(command, "commands", {}).values():

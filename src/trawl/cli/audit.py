@@ -7,7 +7,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from trawl.cli.common import (
     ConfigOpt,
@@ -108,6 +107,8 @@ def explain(
         raise fail(e) from None
     if record is None:
         raise fail(f"{wanted} is not in the store")
+    from rich.console import Console
+
     out = Console(highlight=False, soft_wrap=True)
     searchable = "yes" if record.searchable else "no"
     out.print(record.url, markup=False)

@@ -4,15 +4,16 @@ exit codes, loading settings, opening the store, failing with a message."""
 from __future__ import annotations
 
 import ipaddress
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 import trawl
 from trawl import settings as settings_module
@@ -21,6 +22,9 @@ from trawl.errors import ConfigError, SearchIndexError, StoreError, TrawlError
 from trawl.extras import require
 from trawl.settings import Settings
 from trawl.store.base import Store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Set by a command that has closed everything it opened (store, index, worker
 # processes, threads): ``main`` may then end the process without the interpreter's
@@ -52,7 +56,38 @@ app = typer.Typer(
         " its store or its index cannot be opened; 130 interrupted."
     ),
 )
-err = Console(stderr=True)
+
+
+@cache
+def error_console() -> Console:
+    """rich's Console on stderr, made on first use: rich's console and markup are 2.4 MB
+    resident in a command (a crawl) whose output is plain lines (typer.echo)."""
+    from rich.console import Console  # the reason for this function
+
+    return Console(stderr=True)
+
+
+class _ErrorConsole:
+    """``err``: the error console's methods, the console made on the first call."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(error_console(), name)
+
+
+err = cast("Console", _ErrorConsole())
+
+
+def on_terminal() -> bool:
+    """``err.is_terminal`` without loading rich where its answer is certainly no: rich
+    says yes only to a terminal, TTY_COMPATIBLE=1 or a non-empty FORCE_COLOR."""
+    if not (
+        sys.stderr.isatty()
+        or os.environ.get("TTY_COMPATIBLE") == "1"
+        or os.environ.get("FORCE_COLOR")
+    ):
+        return False
+    return err.is_terminal
+
 
 _SETTINGS = {info.name: info for info in settings_module.table()}
 
@@ -139,6 +174,8 @@ def exit_code(error: TrawlError) -> ExitCode:
 def fail(error: TrawlError | str) -> typer.Exit:
     """One line on stderr, and the exit the error's kind calls for (a string: usage)."""
     message = str(error)
+    from rich.markup import escape  # rich only when there is an error
+
     err.print(f"[red]trawl: error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     code = exit_code(error) if isinstance(error, TrawlError) else ExitCode.USAGE
     return typer.Exit(code=code)

@@ -32,9 +32,10 @@ from trawl.cli.common import (
     StoreOpt,
     app,
     check_extras,
-    err,
+    error_console,
     fail,
     load_settings,
+    on_terminal,
     opened_store,
     parse_host_port,
     setting_option,
@@ -189,7 +190,7 @@ def _crawl(
         raise fail(e) from None
 
     # The bar's modules (4 MB resident) are loaded only where a bar is drawn.
-    progress, on_progress = _progress_bar() if err.is_terminal else _no_progress()
+    progress, on_progress = _progress_bar() if on_terminal() else _no_progress()
 
     def on_crawler(crawler: Crawler) -> None:
         loop = asyncio.get_running_loop()
@@ -415,7 +416,7 @@ def _progress_bar() -> tuple[AbstractContextManager[object], Callable[[CrawlStat
         BarColumn(),
         TextColumn("{task.fields[line]}"),
         TimeElapsedColumn(),
-        console=err,
+        console=error_console(),
         transient=True,
     )
     task = progress.add_task("crawl", total=None, line="")

@@ -6,7 +6,6 @@ import time
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from trawl.cli.common import (
     ConfigOpt,
@@ -56,6 +55,8 @@ def keys_create(
             key_id, key = create_key(store, name, [s for s in KEY_SCOPES if s in scopes], expires)
     except TrawlError as e:
         raise fail(e) from None
+    from rich.markup import escape
+
     err.print(
         f"key {key_id} ({escape(name)}): not shown again; scopes {' '.join(scopes)};"
         " send it as the X-API-Key header",

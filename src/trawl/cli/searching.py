@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from trawl import settings as settings_module
 from trawl.cli.common import (
@@ -25,6 +23,9 @@ from trawl.cli.common import (
 )
 from trawl.errors import StoreError, TrawlError
 
+if TYPE_CHECKING:
+    from rich.text import Text
+
 # Snippets arrive as the web page shows them: escaped HTML, matched words in <mark>.
 _MARKED = re.compile(r"<mark>(.*?)</mark>", re.DOTALL)
 MATCH_STYLE = "bold yellow"
@@ -36,6 +37,8 @@ def snippet_text(snippet: str) -> Text:
     Styles are dropped by Rich when the output is not a terminal (a pipe, a file)
     or NO_COLOR is set, so piped output stays plain text.
     """
+    from rich.text import Text
+
     text = Text()
     pos = 0
     for found in _MARKED.finditer(snippet):
@@ -88,6 +91,9 @@ def search(
     if as_json:
         typer.echo(json.dumps(answer, ensure_ascii=False))
         return
+    from rich.console import Console
+    from rich.text import Text
+
     out = Console(highlight=False, soft_wrap=True)
     out.print(f"{result.total} results ({result.took_ms} ms)")
     if result.did_you_mean:
