@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fixture_sites import shared_data
+from trawl.analysis.text import stem_words
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.records import PageRecord
+from trawl.search import typos
 from trawl.search.plan import _heavy_sets
 from trawl.search.searcher import rank, search
 from trawl.search.typos import barely_known, complete, correct, max_distance
@@ -237,3 +243,44 @@ def test_near_spellings_stop_reading_the_dictionary_at_the_first_rare_term() -> 
     fix = correct("pedestrain", "en", 1, lambda prefix, limit: listed)
     assert fix is not None and fix.shown == "pedestrian"
     assert listed.read < 10
+
+
+def test_a_near_spelling_across_the_join_of_stem_and_suffix_is_still_found() -> None:
+    # Only terms near a start of the word are given suffixes: "jumipng" ("jumping" with the
+    # stem's last letter and the suffix's first swapped) is one edit from the form, and
+    # its start "jumi" one from the term.
+    fix = correct("jumipng", "en", 0, terms_of(("jump", 50), ("jumbo", 90)))
+    assert fix is not None and (fix.shown, fix.stems, fix.distance) == ("jumping", ("jump",), 1)
+
+
+def test_near_spellings_match_every_form_tried_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The terms given suffixes are narrowed to those near a start of the word: the answers
+    # must be those of every term given every suffix, over a real vocabulary and typos.
+    corpus = shared_data("ir/scifact/corpus.jsonl")
+    counted: dict[str, int] = {}
+    with corpus.open(encoding="utf-8") as lines:
+        for line in itertools.islice(lines, 600):
+            for word in set(json.loads(line)["text"].lower().split()):
+                if word.isalpha():
+                    for stem in stem_words([word], "en"):
+                        counted[stem] = counted.get(stem, 0) + 1
+    by_start: dict[str, list[tuple[str, int]]] = {}
+    for entry in sorted(counted.items(), key=lambda kv: (-kv[1], kv[0])):
+        by_start.setdefault(entry[0][:2], []).append(entry)
+
+    def terms(prefix: str, limit: int | None) -> list[tuple[str, int]]:
+        listed = by_start.get(prefix[:2], [])
+        return [entry for entry in listed if entry[0].startswith(prefix)][:limit]
+
+    chance = random.Random(16)
+    typed = []
+    for word in chance.sample([w for w in counted if len(w) >= 5], 150):
+        at = chance.randrange(len(word) - 1)
+        edits = (word[:at] + word[at + 1] + word[at] + word[at + 2 :], word[:at] + word[at + 1 :])
+        typed += [edit + suffix for edit in edits for suffix in ("", "s", "ing", "ation")]
+    narrowed = [correct(word, "en", 0, terms) for word in typed]
+    monkeypatch.setattr(typos, "_near_prefixes", lambda word, names, limit: names)
+    assert narrowed == [correct(word, "en", 0, terms) for word in typed]
+    assert sum(fix is not None for fix in narrowed) > 100
