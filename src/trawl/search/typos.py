@@ -41,6 +41,7 @@ _SUFFIXES = (
 )  # fmt: skip
 
 
+_LONGEST = max(map(len, _SUFFIXES))
 _BY_LENGTH: dict[int, tuple[str, ...]] = {
     n: tuple(s for s in _SUFFIXES if len(s) == n) for n in {len(s) for s in _SUFFIXES}
 }
@@ -120,7 +121,10 @@ def _near_prefixes(word: str, names: list[str], limit: int) -> list[str]:
     start of the word, not one form at a time: a common prefix ("co", "pa") lists
     ~200 terms and 2,000+ forms, which built one by one cost up to 1.5 ms a word."""
     near: set[int] = set()
-    for end in range(1, len(word) + 1):
+    # A term within ``limit`` of a start is within ``limit`` of its length, and a form at
+    # most ``limit`` shorter than the word holds a suffix of at most ``_LONGEST`` letters.
+    first = max(1, len(word) - 2 * limit - _LONGEST)
+    for end in range(first, min(len(word), max(map(len, names)) + limit) + 1):
         for _, _, at in process.extract(
             word[:end], names, scorer=OSA.distance, score_cutoff=limit, limit=None
         ):
