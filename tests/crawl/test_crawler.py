@@ -287,6 +287,53 @@ async def test_a_guessed_sitemap_is_not_followed_to_another_site(serve: Serve) -
 # -- request slots ----------------------------------------------------------------
 
 
+class CountingFrontier(Frontier):
+    """A real frontier that counts the hand-outs that found nothing to fetch."""
+
+    empty = 0
+
+    def next(self, now: float) -> CrawlUrl | None:
+        item = super().next(now)
+        self.empty += item is None
+        return item
+
+
+async def test_idle_workers_are_woken_one_at_a_time(serve: Serve) -> None:
+    # Hosts at the politeness limit leave most workers idle. Each page done, URL admitted
+    # or host due woke all of them to look at the frontier and find nothing (18 times a
+    # page on 100 hosts): the event loop's time, taken from the requests due then.
+    sites = [serve(linked_pages(4), host=f"127.0.0.{i}") for i in (1, 2, 3)]
+    sink = RecordingSink()
+    limits = CrawlLimits(
+        user_agent="TrawlTest/1.0",
+        concurrency=4,
+        delay=0.1,
+        max_pages=100,
+        max_depth=10,
+        max_bytes=100_000,
+        robots_max_bytes=10_000,
+        sitemaps=False,
+    )
+    frontier = CountingFrontier(delay=0.1, host_concurrency=1)
+    async with Fetcher(
+        user_agent=limits.user_agent,
+        timeout=5.0,
+        concurrency=4,
+        host_concurrency=1,
+        allowed=_allow_all(sites),
+    ) as fetcher:
+        await Crawler(fetcher, sink, limits, frontier).run([s.url("/") for s in sites])
+
+    assert len(sink.fetched_urls) == 15
+    # Woken one at a time: about one look that finds nothing per hand-out (the worker a
+    # taker wakes, in case another host is due), where all eight workers looked before.
+    assert frontier.empty <= 3 * len(sink.fetched_urls), frontier.empty
+    # Every host's delay still held.
+    for site in sites:
+        starts = [t for t, _, path in site.requests if path not in HOUSEKEEPING]
+        assert min(b - a for a, b in itertools.pairwise(starts)) >= 0.05, starts
+
+
 @dataclass
 class SlowSink(RecordingSink):
     """Takes ``seconds`` over each page, as a parse in the stage pool and a store write do."""

@@ -204,6 +204,68 @@ class _Slot:
             self._slots.release()
 
 
+class _Idle:
+    """Workers with nothing to fetch, woken one at a time.
+
+    One timer, at the earliest time a host is due, wakes one worker; a worker that takes
+    a URL arms it again for the next host due (at once if one is). An event set for
+    everyone woke every idle worker for each page and each due host to find nothing:
+    18 empty looks at the frontier a page on 100 hosts x 20 pages, the event loop's
+    time taken from the requests due then (bench/RESULTS.md, "Many hosts: one worker
+    woken at a time").
+    """
+
+    def __init__(self) -> None:
+        self._sleepers: deque[asyncio.Future[None]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def ring_at(self, when: float) -> None:
+        """Wake one worker when the loop's clock reaches ``when`` (or the earlier time
+        already set)."""
+        if self._timer is not None:
+            if self._timer.when() <= when:
+                return
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_at(when, self._ring)
+
+    async def sleep(self, when: float | None) -> None:
+        """Until woken; ``when``: the loop time a host is due (None: none waits for time)."""
+        if when is not None:
+            self.ring_at(when)
+        waiter = asyncio.get_running_loop().create_future()
+        self._sleepers.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            with contextlib.suppress(ValueError):  # woken just as it was cancelled
+                self._sleepers.remove(waiter)
+            if waiter.done() and not waiter.cancelled():
+                self.wake_one()  # the wake it took goes to another
+            raise
+
+    def _ring(self) -> None:
+        self._timer = None
+        self.wake_one()
+
+    def wake_one(self) -> None:
+        while self._sleepers:
+            waiter = self._sleepers.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def wake_all(self) -> None:
+        while self._sleepers:
+            waiter = self._sleepers.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 @dataclass
 class _Robots:
     policy: RobotsPolicy
@@ -227,7 +289,7 @@ class Crawler:
         self._scope = CrawlScope(limits.scope, ())
         self._robots: dict[str, asyncio.Future[_Robots]] = {}
         self._sitemap_origins: set[str] = set()
-        self._wakeup = asyncio.Event()
+        self._idle = _Idle()
         self._slots = _Slots(limits.concurrency)
         self._stopping = False
         self.stop_requested = False
@@ -244,7 +306,16 @@ class Crawler:
 
     def _halt(self) -> None:
         self._stopping = True
-        self._wakeup.set()
+        self._idle.wake_all()
+
+    def _nudge(self) -> None:
+        """The frontier changed: a worker looks when the next host is due (at once if one
+        is), or now when nothing waits for time (the crawl's end may have come)."""
+        when = self._frontier.wake_at()
+        if when is None:
+            self._idle.wake_one()
+        else:
+            self._idle.ring_at(when)
 
     def _halted(self) -> bool:
         return self._stopping
@@ -272,6 +343,7 @@ class Crawler:
         finally:
             for task in [*workers, *self._sitemap_tasks]:
                 task.cancel()
+            self._idle.close()
         self.stats.queued = self._frontier.queued
         # Decided at the end: only then is every discovery of the last pages known.
         self.stats.hit_page_cap = self._reserved >= self._limits.max_pages and self.stats.queued > 0
@@ -289,7 +361,7 @@ class Crawler:
         """Have the sink record entries ``_enqueue`` queued, in a write of their own."""
         if admitted:
             self._sink.admitted(admitted)
-            self._wakeup.set()
+            self._nudge()
 
     def _enqueue(self, candidates: Sequence[CrawlUrl]) -> list[CrawlUrl]:
         """Queue the in-scope, safe, unseen ``candidates`` in memory; the store is told
@@ -333,10 +405,11 @@ class Crawler:
             if item is None:
                 slot.release()
                 if not self._frontier.has_pending() and not self._sitemap_tasks:
-                    self._wakeup.set()  # let the other workers see the end too
+                    self._idle.wake_all()  # let the other workers see the end too
                     break
-                await self._sleep_until(self._frontier.wake_at(), loop)
+                await self._idle.sleep(self._frontier.wake_at())
                 continue
+            self._nudge()  # another host may be due too: the next worker looks
             self._reserved += 1
             try:
                 await self._crawl_one(item, loop, slot)
@@ -349,16 +422,10 @@ class Crawler:
             finally:
                 slot.release()
                 self._frontier.done(item, loop.time())
-                self._wakeup.set()
+                self._nudge()
             if self._on_progress is not None:
                 self.stats.queued = self._frontier.queued
                 self._on_progress(self.stats)
-
-    async def _sleep_until(self, when: float | None, loop: asyncio.AbstractEventLoop) -> None:
-        self._wakeup.clear()
-        timeout = None if when is None else max(0.0, when - loop.time())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wakeup.wait(), timeout)
 
     async def _crawl_one(
         self, item: CrawlUrl, loop: asyncio.AbstractEventLoop, slot: _Slot
@@ -483,7 +550,7 @@ class Crawler:
             self._internal_error(item, chosen)
             return
         if chosen:
-            self._wakeup.set()
+            self._nudge()
         late = self._lastmods.pop(item.url, None) if self._lastmods else None
         if late is not None and item.lastmod is None:
             # A sitemap dated the page while it was being saved (after the pop above):
@@ -610,7 +677,7 @@ class Crawler:
 
     def _sitemap_done(self, task: asyncio.Task[None]) -> None:
         self._sitemap_tasks.discard(task)
-        self._wakeup.set()
+        self._nudge()
 
     async def _read_sitemaps(self, site: str, policy: RobotsPolicy) -> None:
         budget = self._limits.max_sitemaps_per_host
