@@ -176,6 +176,31 @@ async def test_the_default_pool_parses_here_until_the_loop_is_busy() -> None:
         await pool.close()
 
 
+async def test_a_page_parsed_during_the_warm_up_leaves_the_event_loop_free() -> None:
+    # The first answers of a crawl come while a thread still imports the parser: a parse
+    # then waited on the import lock, and no request went out meanwhile.
+    pool = start_pool(-1)
+    turns = 0
+
+    async def count_turns() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+
+    counting = asyncio.create_task(count_turns())
+    try:
+        body = html_page("Warm", "<p>Okapis live in the forest of Ituri.</p>").body
+        url = "http://127.0.0.1:1/okapi"
+        parsed = await pool.parse(body, url, "text/html; charset=utf-8", None)
+        # The loop turned while the warm-up ended, and the answer is the parser's.
+        assert turns > 0
+        assert parsed == parse_page(body, url, "text/html; charset=utf-8", None)
+    finally:
+        counting.cancel()
+        await pool.close()
+
+
 async def test_an_on_demand_pool_starts_its_workers_once_the_loop_is_busy() -> None:
     before = {p.pid for p in multiprocessing.active_children()}
     # Any use of the loop's thread in a window counts as busy here (share 0).

@@ -14,6 +14,7 @@ the parser and load the language model while the crawl's own process starts up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import os
@@ -255,6 +256,13 @@ class StagePool:
         if self._on_demand and self._pool is None:
             self._watch_load()
         if self.parsing_here():
+            if self._warming is not None and not self._warming.done():
+                # The parser's modules are being imported in a thread: parsing now would
+                # hold the event loop on the import lock until they are (0.1-0.2 s at a
+                # crawl's start, every host's first requests held). Waited for off it; a
+                # warm-up that failed fails the parse below, with its own error.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._warming)
             return _parse(body, url, content_type, content_language)
         loop = asyncio.get_running_loop()
         try:
