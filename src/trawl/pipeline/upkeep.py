@@ -4,10 +4,12 @@ evict pages the eviction rules name.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
+from trawl.index.vectors import refresh_vectors
 from trawl.pipeline.crawl_end import link_up
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
@@ -46,6 +48,7 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
             index.close()
     finally:
         await pool.close()
+    await asyncio.to_thread(refresh_vectors, settings)  # after the commit: see index/vectors
     return count
 
 

