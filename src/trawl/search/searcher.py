@@ -157,21 +157,10 @@ def rank(
     best = [(score, hits[i]) for score, i in ordered[:taken]]
     best += [(h.score, h) for h in reader.fetch(results.addresses[depth:taken])]
     if fusing:
-        best = _semantic(text, best, settings)
+        from trawl.search.semantic import fuse  # noqa: PLC0415 - the semantic extra
+
+        best = fuse(request.text, best, settings)
     return Ranked(results.total, tuple(best[:limit]), query, languages, tuple(fixes.values()))
-
-
-def _semantic(
-    text: str, best: list[tuple[float, IndexHit]], settings: Settings
-) -> list[tuple[float, IndexHit]]:
-    from trawl.search import semantic  # noqa: PLC0415 - the semantic extra's packages
-
-    if not semantic.applies(text, settings.semantic_min_words):
-        return best
-    top = best[: settings.semantic_depth]
-    pages = [(hit.title, hit.text) for _, hit in top]
-    order = semantic.rerank(text, pages, settings.vectors_path, settings.semantic_weight)
-    return [top[i] for i in order] + best[settings.semantic_depth :]
 
 
 def _feedback(

@@ -23,13 +23,14 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from trawl.analysis.text import words
 from trawl.extras import require
+from trawl.settings import Settings
 
 Matrix = npt.NDArray[np.float32]
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8/128"  # a file made by another model is rebuilt
@@ -209,3 +210,24 @@ def rerank(
         vector = vectors.get(text_key(page_text(title, text)))
         cosines.append(None if vector is None else float(vector @ query))
     return fused_order(cosines, weight)
+
+
+class Page(Protocol):
+    @property
+    def title(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+P = TypeVar("P", bound=Page)
+
+
+def fuse(query_text: str, best: list[tuple[float, P]], settings: Settings) -> list[tuple[float, P]]:
+    """``best`` (BM25F's order) with its top ``semantic_depth`` reordered by the fusion."""
+    if not applies(query_text, settings.semantic_min_words):
+        return best
+    depth = settings.semantic_depth
+    top = best[:depth]
+    pages = [(hit.title, hit.text) for _, hit in top]
+    order = rerank(query_text, pages, settings.vectors_path, settings.semantic_weight)
+    return [top[i] for i in order] + best[depth:]
