@@ -39,8 +39,8 @@ PAGES = {
     # The answer, in other words.
     "http://docs.test/limits": (
         "Speed limits",
-        "The maximum velocity vehicles may reach is set per lane with the speed attribute:"
-        " lower it to slow traffic down on a road.",
+        "The maximum velocity cars may reach is set per lane with the speed attribute:"
+        " lower it to slow traffic down where they drive on a road.",
     ),
 }
 
@@ -155,3 +155,41 @@ def test_asking_for_it_without_the_extra_says_which_extra(tmp_path: Path) -> Non
     )
     assert "missing:" in done.stdout, done.stderr
     assert "semantic" in done.stdout
+
+
+def test_off_trawl_needs_none_of_the_extra_and_writes_no_vectors(tmp_path: Path) -> None:
+    """With the setting off (the default) and the extra's packages missing, indexing and
+    a question of many words rank as BM25F does: nothing of the extra is imported,
+    no vectors file appears."""
+    script = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_semantic import PAGES, QUESTION, index_pages, urls
+        class NotInstalled(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.partition(".")[0] in {set(EXTRA)!r}:
+                    raise ModuleNotFoundError(name, name=name)
+        sys.meta_path.insert(0, NotInstalled())
+        from trawl.index.vectors import refresh_vectors
+        from trawl.settings import Settings
+        settings = Settings(data=Path({str(tmp_path)!r}))
+        index_pages(settings, PAGES)
+        print("embedded:", refresh_vectors(settings))
+        print("ranked:", *urls(settings, QUESTION))
+        print("imported:", "trawl.search.semantic" in sys.modules)
+        print("vectors:", settings.vectors_path.exists())
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == [
+        "embedded: 0",
+        "ranked: http://docs.test/network http://docs.test/limits",
+        "imported: False",
+        "vectors: False",
+        "",
+    ]
