@@ -10,6 +10,16 @@ installed without its dependencies, next to ``tokenizers``:
     PYTHONPATH=/tmp/minilm .venv/bin/python bench/semantic.py sumo 20 --data /tmp/sumo-data
     PYTHONPATH=/tmp/minilm .venv/bin/python bench/semantic.py scifact 10
 
+With the ``semantic`` extra installed (``--onnx``: the extra's own int8 encoder), the
+second round tuned on SciFact's train split and the golden tuning halves, then reported
+the one setting chosen (bench/RESULTS.md):
+
+    B=".venv/bin/python bench/semantic.py --onnx --cache /tmp/i16sem2/cache"
+    $B scifact 10 --split train --depths 5,10 --out train.json
+    $B sumo 10 --data /tmp/sumo-data --depths 5,10 --out sumo.json   # and: pg
+    $B scifact 10 --only linrank/10/0.6/5                            # and: nfcorpus
+    $B latency 10 --weight 2 --min-words 5
+
 The encoder is BERT's forward pass in numpy (6 layers, 384 wide, 12 heads, mean
 pooling, L2-normalised), checked against the model card's figure: "A man is eating
 food." against "A man is eating a piece of bread." gives cosine 0.7553.
@@ -275,6 +285,7 @@ def fuse(top: Candidates, cosines: Vector, method: str, weight: float) -> list[s
 
 
 DEPTHS: list[int] = []  # the depths fused (--depths)
+ONLY: list[tuple[str, int, float, int]] = []  # --only: Trawl alone and this one setting
 GATES = (0, 3, 4, 5, 6, 8)  # fuse only queries of at least this many words (0: every query)
 GRID = {
     "rrf": (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
@@ -300,7 +311,7 @@ def fused_runs(
     depths: Sequence[int],
 ) -> dict[str, Run]:
     runs: dict[str, Run] = {}
-    for method, k, weight, gate in configs(depths):
+    for method, k, weight, gate in ONLY or configs(depths):
         run: Run = {}
         for qid, hits in candidates.items():
             top = hits[:k] if len(words(texts[qid])) >= gate else []
@@ -470,10 +481,16 @@ def main() -> None:
     parser.add_argument("--split", default="test", help="a BEIR split: test, or train to tune")
     parser.add_argument("--depths", default="", help="depths fused, e.g. 5,10,20 (each <= depth)")
     parser.add_argument("--out", type=Path, help="also write the figures here as JSON")
+    parser.add_argument(
+        "--only", help="report Trawl alone and one setting, method/k/weight/words: rrf/10/1.0/4"
+    )
     parser.add_argument("--weight", type=float, default=2.0, help="latency: the RRF weight")
     parser.add_argument("--min-words", type=int, default=4, help="latency: words to fuse")
     parser.add_argument("--rounds", type=int, default=1, help="latency: passes over queries")
     args = parser.parse_args()
+    if args.only:
+        method, k, weight, gate = args.only.split("/")
+        ONLY.extend([("none", 0, 0.0, 0), (method, int(k), float(weight), int(gate))])
     DEPTHS.extend(sorted({int(d) for d in args.depths.split(",") if d} or {args.depth}))
     if args.onnx:
         args.cache = args.cache / "onnx"  # its vectors are not the float model's
