@@ -97,7 +97,7 @@ def test_the_model_gives_the_model_cards_figure() -> None:
 
 @needs_model
 def test_fusion_puts_the_answer_in_other_words_first(tmp_path: Path) -> None:
-    from trawl.index.vectors import refresh_vectors
+    from trawl.pipeline.vectors import refresh_vectors
 
     off = Settings(data=tmp_path)
     index_pages(off, PAGES)
@@ -113,7 +113,7 @@ def test_fusion_puts_the_answer_in_other_words_first(tmp_path: Path) -> None:
 def test_missing_or_broken_vectors_leave_bm25f_order(tmp_path: Path) -> None:
     """What a kill between the index's commit and the vectors' write leaves: pages with
     no vector (or a file from before, or a torn one) rank by BM25F, nothing fails."""
-    from trawl.index.vectors import refresh_vectors
+    from trawl.pipeline.vectors import refresh_vectors
 
     off = Settings(data=tmp_path)
     on = replace(off, semantic=True)
@@ -172,7 +172,7 @@ def test_off_trawl_needs_none_of_the_extra_and_writes_no_vectors(tmp_path: Path)
                 if name.partition(".")[0] in {set(EXTRA)!r}:
                     raise ModuleNotFoundError(name, name=name)
         sys.meta_path.insert(0, NotInstalled())
-        from trawl.index.vectors import refresh_vectors
+        from trawl.pipeline.vectors import refresh_vectors
         from trawl.settings import Settings
         settings = Settings(data=Path({str(tmp_path)!r}))
         index_pages(settings, PAGES)

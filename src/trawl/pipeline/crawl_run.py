@@ -22,7 +22,6 @@ from trawl.errors import InvalidUrl, RenderError
 from trawl.extras import require
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexReader, IndexWriter
-from trawl.index.vectors import refresh_vectors
 from trawl.net.addresses import Target
 from trawl.net.fetcher import Fetcher
 from trawl.pipeline.health import (
@@ -35,6 +34,7 @@ from trawl.pipeline.health import (
 )
 from trawl.pipeline.pages import PagePipeline
 from trawl.pipeline.stage_pool import StagePool, start_pool
+from trawl.pipeline.vectors import refresh_vectors
 from trawl.records import NOT_INDEXED, CrawlUrl, Outcome, ResourceCheck
 from trawl.robots.policy import product_token
 from trawl.settings import Settings
@@ -296,7 +296,7 @@ async def crawl(
     finally:
         await parser.close()
         index.close()
-    await asyncio.to_thread(refresh_vectors, settings)  # after the commit: see index/vectors
+    await asyncio.to_thread(refresh_vectors, settings)  # after the commit: see pipeline/vectors
     return CrawlOutcome.of(
         crawl_id,
         outcome,

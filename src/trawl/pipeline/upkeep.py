@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
-from trawl.index.vectors import refresh_vectors
 from trawl.pipeline.crawl_end import link_up
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import COMMIT_EVERY
 from trawl.pipeline.stage_pool import start_pool
+from trawl.pipeline.vectors import refresh_vectors
 from trawl.settings import Settings
 from trawl.store.base import Pages, Store
 from trawl.understand.eviction import (
@@ -48,7 +48,7 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
             index.close()
     finally:
         await pool.close()
-    await asyncio.to_thread(refresh_vectors, settings)  # after the commit: see index/vectors
+    await asyncio.to_thread(refresh_vectors, settings)  # after the commit: see pipeline/vectors
     return count
 
 
