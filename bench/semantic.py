@@ -78,6 +78,9 @@ IR = BENCH.parents[1] / "shared" / "data" / "ir"
 GOLDEN = {
     "sumo": BENCH / "golden" / "sumo-docs.tsv",
     "pg": BENCH / "golden" / "postgres-manual.tsv",
+    # Session 4's held-out questions over the same crawls; vectors shared with the site's.
+    "sumo-questions": BENCH / "golden" / "sumo-questions.tsv",
+    "pg-questions": BENCH / "golden" / "postgres-questions.tsv",
 }
 DOC_TOKENS = 128
 PAGE_CHARS = 1500  # more than 128 tokens of any page: the tokenizer truncates
@@ -335,12 +338,13 @@ def golden(
         candidates[q.qid] = [(h.url, s) for s, h in ranked.hits]
         texts |= {h.url: page_text(h.title, h.text) for _, h in ranked.hits[:depth]}
     urls = sorted(texts)
+    site = name.split("-", maxsplit=1)[0]  # vectors keyed by text: one cache a crawl
     pages = dict(
         zip(
-            urls, Vectors(cache / f"{name}.pkl", encoder).get([texts[u] for u in urls]), strict=True
+            urls, Vectors(cache / f"{site}.pkl", encoder).get([texts[u] for u in urls]), strict=True
         )
     )
-    asked = Vectors(cache / f"{name}-q.pkl", encoder).get([q.text for q in queries])
+    asked = Vectors(cache / f"{site}-q.pkl", encoder).get([q.text for q in queries])
     vectors = dict(zip([q.qid for q in queries], asked, strict=True))
     qrels = {q.qid: dict.fromkeys(q.expected, 1) for q in queries}
     out = {}
@@ -472,7 +476,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "target",
-        choices=["sumo", "pg", "scifact", "nfcorpus", "cranfield", "cisi", "cacm", "latency"],
+        choices=[*GOLDEN, "scifact", "nfcorpus", "cranfield", "cisi", "cacm", "latency"],
     )
     parser.add_argument("depth", type=int, help="how many of Trawl's top pages are reordered")
     parser.add_argument("--data", type=Path, help="a golden set's crawled data folder")
