@@ -18,7 +18,7 @@ the one setting chosen (bench/RESULTS.md):
     $B scifact 10 --split train --depths 5,10 --out train.json
     $B sumo 10 --data /tmp/sumo-data --depths 5,10 --out sumo.json   # and: pg
     $B scifact 10 --only linrank/10/0.6/5                            # and: nfcorpus
-    $B latency 10 --weight 2 --min-words 5
+    $B latency 10 --weight 2 --gate 5
 
 The encoder is BERT's forward pass in numpy (6 layers, 384 wide, 12 heads, mean
 pooling, L2-normalised), checked against the model card's figure: "A man is eating
@@ -56,7 +56,6 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from trawl.analysis.text import words
 from trawl.evaluation.collections import Collection, read_beir, read_smart
 from trawl.evaluation.golden import _as_answered, breakdown, read_golden_set
 from trawl.evaluation.runner import (
@@ -288,8 +287,21 @@ def fuse(top: Candidates, cosines: Vector, method: str, weight: float) -> list[s
 
 
 DEPTHS: list[int] = []  # the depths fused (--depths)
-ONLY: list[tuple[str, int, float, int]] = []  # --only: Trawl alone and this one setting
-GATES = (0, 3, 4, 5, 6, 8)  # fuse only queries of at least this many words (0: every query)
+ONLY: list[tuple[str, int, float, str]] = []  # --only: Trawl alone and this one setting
+HALF: list[str] = []  # --half: only this half's figures (tuning: never see the reporting half)
+# Which queries are fused: "N", those of N+ words (0: every query); "q", those worded as
+# questions (trawl.search.semantic.is_question); "q+N", questions and those of N+ words.
+GATES = ("0", "4", "5", "6", "8", "10", "q", "q+6", "q+8", "q+10", "q+12")
+NEVER = 1000  # words no query has: "q" alone
+
+
+def gate_of(gate: str) -> tuple[int, bool]:
+    """(min_words, questions) as trawl.search.semantic.applies takes them."""
+    if gate.startswith("q"):
+        return (int(gate[2:]) if gate.startswith("q+") else NEVER), True
+    return int(gate), False
+
+
 GRID = {
     "rrf": (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
     "lin": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6),
@@ -297,8 +309,8 @@ GRID = {
 }
 
 
-def configs(depths: Sequence[int]) -> list[tuple[str, int, float, int]]:
-    found: list[tuple[str, int, float, int]] = [("none", 0, 0.0, 0)]
+def configs(depths: Sequence[int]) -> list[tuple[str, int, float, str]]:
+    found: list[tuple[str, int, float, str]] = [("none", 0, 0.0, "0")]
     grid = GRID
     for k in depths:
         for gate in GATES:
@@ -313,11 +325,14 @@ def fused_runs(
     texts: dict[str, str],
     depths: Sequence[int],
 ) -> dict[str, Run]:
+    from trawl.search.semantic import applies  # noqa: PLC0415 - the shipped gate
+
     runs: dict[str, Run] = {}
     for method, k, weight, gate in ONLY or configs(depths):
         run: Run = {}
+        min_words, questions = gate_of(gate)
         for qid, hits in candidates.items():
-            top = hits[:k] if len(words(texts[qid])) >= gate else []
+            top = hits[:k] if applies(texts[qid], min_words, questions) else []
             cosines = np.array([pages[p] @ queries[qid] for p, _ in top], np.float32)
             order = fuse(top, cosines, method, weight) + [p for p, _ in hits[len(top) :]]
             run[qid] = {p: float(100 - i) for i, p in enumerate(dict.fromkeys(order))}
@@ -355,7 +370,8 @@ def golden(
         out[label] = {
             m: v
             for m, v in metrics.items()
-            if m.startswith(("tuning.", "reporting.")) and m.endswith((".mrr", ".hits@10"))
+            if m.startswith(tuple(f"{h}." for h in HALF or ("tuning", "reporting")))
+            and m.endswith((".mrr", ".hits@10"))
         }
     return out
 
@@ -399,7 +415,7 @@ def beir(
     return out
 
 
-def latency(cache: Path, weight: float, depth: int, min_words: int, rounds: int) -> None:
+def latency(cache: Path, weight: float, depth: int, gate: str, rounds: int) -> None:
     """search() on SciFact's test queries, a results page of 10, the fusion off and on
     (interleaved one query at a time); the vectors file holds every page's vector (from
     the cache: run ``scifact`` first). The first query pays for loading the model."""
@@ -410,6 +426,7 @@ def latency(cache: Path, weight: float, depth: int, min_words: int, rounds: int)
     from trawl.search import semantic  # noqa: PLC0415 - the extra
     from trawl.search.searcher import search  # noqa: PLC0415
 
+    min_words, questions = gate_of(gate)
     collection = read_collection("scifact")
     known: dict[str, Vector] = pickle.loads((cache / "scifact.pkl").read_bytes())
     with tempfile.TemporaryDirectory(prefix="trawl-semantic-") as tmp:
@@ -427,6 +444,7 @@ def latency(cache: Path, weight: float, depth: int, min_words: int, rounds: int)
             semantic_weight=weight,
             semantic_depth=depth,
             semantic_min_words=min_words,
+            semantic_questions=questions,
         )
         reader = IndexReader(off.index_path)
         started = time.perf_counter()
@@ -438,7 +456,7 @@ def latency(cache: Path, weight: float, depth: int, min_words: int, rounds: int)
         times: dict[str, list[float]] = {"off": [], "on": [], "on, fused queries": []}
         for _ in range(rounds):
             for n, text in enumerate(collection.queries.values()):
-                fused = semantic.applies(text, min_words)
+                fused = semantic.applies(text, min_words, questions)
                 pair = [("off", off), ("on", on)]
                 for label, settings in pair if n % 2 == 0 else pair[::-1]:
                     began = time.perf_counter()
@@ -486,15 +504,18 @@ def main() -> None:
     parser.add_argument("--depths", default="", help="depths fused, e.g. 5,10,20 (each <= depth)")
     parser.add_argument("--out", type=Path, help="also write the figures here as JSON")
     parser.add_argument(
-        "--only", help="report Trawl alone and one setting, method/k/weight/words: rrf/10/1.0/4"
+        "--only", help="report Trawl alone and one setting, method/k/weight/gate: rrf/10/1.0/q+8"
     )
+    parser.add_argument("--half", choices=["tuning", "reporting"], help="golden: only this half")
     parser.add_argument("--weight", type=float, default=2.0, help="latency: the RRF weight")
-    parser.add_argument("--min-words", type=int, default=4, help="latency: words to fuse")
+    parser.add_argument("--gate", default="4", help="latency: the queries fused (see GATES)")
     parser.add_argument("--rounds", type=int, default=1, help="latency: passes over queries")
     args = parser.parse_args()
     if args.only:
         method, k, weight, gate = args.only.split("/")
-        ONLY.extend([("none", 0, 0.0, 0), (method, int(k), float(weight), int(gate))])
+        ONLY.extend([("none", 0, 0.0, "0"), (method, int(k), float(weight), gate)])
+    if args.half:
+        HALF.append(args.half)
     DEPTHS.extend(sorted({int(d) for d in args.depths.split(",") if d} or {args.depth}))
     if args.onnx:
         args.cache = args.cache / "onnx"  # its vectors are not the float model's
@@ -507,7 +528,7 @@ def main() -> None:
         return loaded[0]
 
     if args.target == "latency":
-        latency(args.cache, args.weight, args.depth, args.min_words, args.rounds)
+        latency(args.cache, args.weight, args.depth, args.gate, args.rounds)
         return
     if args.target in GOLDEN:
         figures = golden(args.target, args.data, args.depth, args.cache, encoder)

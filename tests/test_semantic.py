@@ -87,6 +87,30 @@ def test_short_queries_are_not_fused(tmp_path: Path) -> None:
     assert urls(on, "road cars") == urls(off, "road cars")
 
 
+@pytest.mark.parametrize(
+    ("text", "fused"),
+    [
+        (QUESTION, True),
+        ("can cars overtake on a road?", True),
+        ("Why do cars drive slower here", True),
+        ("road network import?", False),  # a "?" but three words
+        # Keyword queries, however long: the questions gate is not their length.
+        ("point in time recovery archiving", False),
+        ("road network import speed limits", False),
+        # SQL opens with question words: three words or fewer are no question.
+        ("WHERE clause", False),
+        ("is distinct from", False),
+        ("do", False),
+    ],
+)
+def test_only_questions_are_fused_below_the_length(text: str, fused: bool) -> None:
+    from trawl.search.semantic import applies
+
+    assert applies(text, 100, questions=True) is fused
+    assert applies(text, 100, questions=False) is False  # the gate off: length alone
+    assert applies(text, 1, questions=False) is True
+
+
 @needs_model
 def test_the_model_gives_the_model_cards_figure() -> None:
     from trawl.search.semantic import encoder
@@ -107,6 +131,42 @@ def test_fusion_puts_the_answer_in_other_words_first(tmp_path: Path) -> None:
     assert refresh_vectors(on) == 0  # nothing new to embed
     assert urls(on, QUESTION)[0] == "http://docs.test/limits"
     assert urls(off, QUESTION)[0] == "http://docs.test/network"  # off: as before
+
+
+KEYWORDS = "make cars slower road"
+
+
+@needs_model
+def test_keyword_queries_keep_bm25f_order_while_questions_are_fused(tmp_path: Path) -> None:
+    """The gate of the defaults: a keyword query is ranked by BM25F alone even where the
+    fusion would reorder it, a question of the same words is fused."""
+    from trawl.pipeline.vectors import refresh_vectors
+
+    off = Settings(data=tmp_path)
+    index_pages(off, PAGES)
+    on = replace(off, semantic=True, semantic_min_words=100, semantic_questions=True)
+    refresh_vectors(on)
+    by_length = replace(on, semantic_min_words=1, semantic_questions=False)
+    assert urls(by_length, KEYWORDS) != urls(off, KEYWORDS)  # fused, it would move
+    assert urls(on, KEYWORDS) == urls(off, KEYWORDS)
+    assert urls(on, QUESTION)[0] == "http://docs.test/limits"
+
+
+@needs_model
+def test_fused_results_are_pages_the_index_holds(tmp_path: Path) -> None:
+    """Vectors of a page gone from the index (a deletion after the vectors' write) never
+    bring it back: fusion only reorders BM25F's matches."""
+    from trawl.pipeline.vectors import refresh_vectors
+
+    off = Settings(data=tmp_path)
+    on = replace(off, semantic=True)
+    index_pages(off, PAGES)
+    refresh_vectors(on)
+    writer = IndexWriter(off.index_path)
+    writer.delete("http://docs.test/limits")
+    writer.commit()
+    writer.close()
+    assert urls(on, QUESTION) == urls(off, QUESTION) == ["http://docs.test/network"]
 
 
 @needs_model

@@ -154,7 +154,12 @@ class Settings:
         2.0, "Semantic fusion: the cosine ranking's weight against BM25F's (RRF).", 0, 100
     )
     semantic_min_words: int = _setting(
-        4, "Semantic fusion: only queries of at least this many words are fused.", 0, 100
+        4, "Semantic fusion: queries of at least this many words are fused.", 0, 100
+    )
+    semantic_questions: bool = _setting(
+        True,
+        "Semantic fusion: queries worded as questions (4+ words, a question word first or a"
+        ' "?" last) are fused at any length.',
     )
     soft_and_share: float = _setting(
         0.7,

@@ -193,10 +193,54 @@ def fused_order(cosines: Sequence[float | None], weight: float) -> list[int]:
     return sorted(range(len(cosines)), key=lambda i: (-score[i], i))
 
 
-def applies(query_text: str, min_words: int) -> bool:
-    """Fusion helps questions and hurts names (the golden sets' tuning halves): only
-    queries of at least ``min_words`` words are fused."""
-    return len(words(query_text)) >= min_words
+# A question opens with one of these or ends with "?". SQL's own words open keyword
+# queries over a database manual too ("WHERE clause", "IS DISTINCT FROM", "DO"), so a
+# question also needs QUESTION_MIN_WORDS words.
+QUESTION_WORDS = frozenset(
+    [
+        "how",
+        "what",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "can",
+        "could",
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "should",
+        "would",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+    ]
+)
+QUESTION_MIN_WORDS = 4
+
+
+def is_question(query_text: str) -> bool:
+    """Worded as a question: a question word first, or a "?" last."""
+    found = words(query_text)
+    if len(found) < QUESTION_MIN_WORDS:
+        return False
+    return found[0] in QUESTION_WORDS or query_text.rstrip().endswith("?")
+
+
+def applies(query_text: str, min_words: int, questions: bool) -> bool:
+    """Fusion helps questions and long descriptions and hurts names and keywords (the
+    golden sets' tuning halves): only queries of at least ``min_words`` words, and
+    with ``questions`` those worded as questions, are fused."""
+    return len(words(query_text)) >= min_words or (questions and is_question(query_text))
 
 
 def rerank(
@@ -224,7 +268,7 @@ P = TypeVar("P", bound=Page)
 
 def fuse(query_text: str, best: list[tuple[float, P]], settings: Settings) -> list[tuple[float, P]]:
     """``best`` (BM25F's order) with its top ``semantic_depth`` reordered by the fusion."""
-    if not applies(query_text, settings.semantic_min_words):
+    if not applies(query_text, settings.semantic_min_words, settings.semantic_questions):
         return best
     depth = settings.semantic_depth
     top = best[:depth]
