@@ -45,6 +45,11 @@ PAGES = {
 }
 
 
+# Two pages: at the default weight (1) the pages' two rankings weigh the same and a swap
+# ties, kept in BM25F's order; a weight past 1 lets the cosine decide.
+TIE_BREAK = 2.0
+
+
 def record(url: str, title: str, text: str) -> PageRecord:
     return PageRecord(
         url=url, host="docs.test", status=200, depth=0, fetched_at=0.0,
@@ -83,7 +88,7 @@ def test_short_queries_are_not_fused(tmp_path: Path) -> None:
     """Below ``semantic_min_words`` nothing is embedded: no model, no vectors needed."""
     off = Settings(data=tmp_path)
     index_pages(off, PAGES)
-    on = replace(off, semantic=True)
+    on = replace(off, semantic=True, semantic_weight=TIE_BREAK)
     assert urls(on, "road cars") == urls(off, "road cars")
 
 
@@ -126,7 +131,7 @@ def test_fusion_puts_the_answer_in_other_words_first(tmp_path: Path) -> None:
     off = Settings(data=tmp_path)
     index_pages(off, PAGES)
     assert urls(off, QUESTION)[0] == "http://docs.test/network"  # BM25F alone
-    on = replace(off, semantic=True)
+    on = replace(off, semantic=True, semantic_weight=TIE_BREAK)
     assert refresh_vectors(on) == 2
     assert refresh_vectors(on) == 0  # nothing new to embed
     assert urls(on, QUESTION)[0] == "http://docs.test/limits"
@@ -138,18 +143,22 @@ KEYWORDS = "make cars slower road"
 
 @needs_model
 def test_keyword_queries_keep_bm25f_order_while_questions_are_fused(tmp_path: Path) -> None:
-    """The gate of the defaults: a keyword query is ranked by BM25F alone even where the
-    fusion would reorder it, a question of the same words is fused."""
+    """The gate of the defaults (8+ words): a keyword query is ranked by BM25F alone
+    even where the fusion would reorder it; a question of more words is fused, and with
+    ``semantic_questions`` so is a short one."""
     from trawl.pipeline.vectors import refresh_vectors
 
     off = Settings(data=tmp_path)
     index_pages(off, PAGES)
-    on = replace(off, semantic=True, semantic_min_words=100, semantic_questions=True)
+    on = replace(off, semantic=True, semantic_weight=TIE_BREAK)
     refresh_vectors(on)
-    by_length = replace(on, semantic_min_words=1, semantic_questions=False)
-    assert urls(by_length, KEYWORDS) != urls(off, KEYWORDS)  # fused, it would move
+    every = replace(on, semantic_min_words=1)
+    assert urls(every, KEYWORDS) != urls(off, KEYWORDS)  # fused, it would move
     assert urls(on, KEYWORDS) == urls(off, KEYWORDS)
     assert urls(on, QUESTION)[0] == "http://docs.test/limits"
+    short = "how do I make cars slower"
+    questions = replace(on, semantic_questions=True)
+    assert urls(questions, short) == urls(every, short) != urls(on, short)
 
 
 @needs_model
@@ -159,7 +168,7 @@ def test_fused_results_are_pages_the_index_holds(tmp_path: Path) -> None:
     from trawl.pipeline.vectors import refresh_vectors
 
     off = Settings(data=tmp_path)
-    on = replace(off, semantic=True)
+    on = replace(off, semantic=True, semantic_weight=TIE_BREAK)
     index_pages(off, PAGES)
     refresh_vectors(on)
     writer = IndexWriter(off.index_path)
@@ -176,7 +185,7 @@ def test_missing_or_broken_vectors_leave_bm25f_order(tmp_path: Path) -> None:
     from trawl.pipeline.vectors import refresh_vectors
 
     off = Settings(data=tmp_path)
-    on = replace(off, semantic=True)
+    on = replace(off, semantic=True, semantic_weight=TIE_BREAK)
     index_pages(off, PAGES)
     bm25f = urls(off, QUESTION)
     assert not on.vectors_path.exists()

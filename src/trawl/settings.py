@@ -151,13 +151,13 @@ class Settings:
     )
     semantic_depth: int = _setting(20, "Semantic fusion: best matches reordered.", 1, 1000)
     semantic_weight: float = _setting(
-        2.0, "Semantic fusion: the cosine ranking's weight against BM25F's (RRF).", 0, 100
+        1.0, "Semantic fusion: the cosine ranking's weight against BM25F's (RRF).", 0, 100
     )
     semantic_min_words: int = _setting(
-        4, "Semantic fusion: queries of at least this many words are fused.", 0, 100
+        8, "Semantic fusion: queries of at least this many words are fused.", 0, 100
     )
     semantic_questions: bool = _setting(
-        True,
+        False,
         "Semantic fusion: queries worded as questions (4+ words, a question word first or a"
         ' "?" last) are fused at any length.',
     )
