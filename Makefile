@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DATA ?= ./trawl-data
 # What the test suite drives for real: every optional feature, and the test tools.
-DEV_EXTRAS := test,render,postgres,eval
+DEV_EXTRAS := test,render,postgres,eval,semantic
 
 .PHONY: run test check lint bench clean
 
