@@ -429,13 +429,7 @@ class IndexReader:
 
     def urls(self) -> list[str]:
         """The URL of every document of the latest commit (a URL twice: two documents)."""
-        self.reload()
-        searcher = self._searcher
-        total = int(searcher.num_docs)
-        if total == 0:
-            return []
-        found = searcher.search(tantivy.Query.all_query(), total)
-        return [str(searcher.doc(address).get_first("url")) for _, address in found.hits]
+        return [hit.url for hit in self.pages()]
 
     def pages(self) -> list[IndexHit]:
         """Every document of the latest commit, each read when a field is asked for."""
