@@ -3,10 +3,15 @@ server's process, from the newest commit, and a dead worker costs no request."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import pickle
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from multiprocessing import Pipe
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,6 +22,7 @@ from trawl.search.request import search_request
 from trawl.server import api_search
 from trawl.server.app import create_app
 from trawl.server.context import Context
+from trawl.server.search_pool import SearchPool, _message, _send_whole
 from trawl.settings import Settings
 
 pytestmark = pytest.mark.slow  # worker processes
@@ -126,3 +132,123 @@ def test_a_search_after_the_pool_closed_runs_here(pooled: Context) -> None:
     pooled.search_pool.close()
     pid, answer = _searched_in(pooled, "tortoise")
     assert pid == os.getpid() and answer["total"] == 3 and pooled.search_pool.pids() == []
+
+
+def test_a_killed_worker_costs_no_api_request(tmp_path: Path) -> None:
+    """/api/search waits on the worker's pipe on the event loop: a worker killed under
+    it is seen there too, the request answered here and the worker replaced."""
+    settings = Settings(data=tmp_path, search_workers=1, search_cache_size=0)
+    index_guide(settings, range(3))
+    app = create_app(settings, header_checker=None)
+    pool = app.state.context.search_pool
+    with TestClient(app) as client:
+        assert client.get("/api/search", params={"q": "tortoise"}).json()["total"] == 3
+        (pid,) = pool.pids()
+        os.kill(pid, signal.SIGKILL)
+        answers = [client.get("/api/search", params={"q": "tortoise"}) for _ in range(4)]
+        assert [(a.status_code, a.json()["total"]) for a in answers] == [(200, 3)] * 4
+        assert pool.pids() and pid not in pool.pids()
+
+
+def test_concurrent_api_searches_all_run_in_the_one_worker(pooled: Context) -> None:
+    """More searches at once than workers: each waits for the worker in turn, on the loop."""
+    reader = pooled.index.get()
+    pooled.search_pool.workers = 1
+    texts = ["tortoise", "shallow water", "page 2", "nothing-matches-this"] * 3
+
+    async def all_at_once() -> list[tuple[int, dict[str, object]]]:
+        answers = await asyncio.gather(
+            *(pooled.search_pool.asearch(reader, search_request(t)) for t in texts)
+        )
+        return [(pid, answer) for _, answer, pid in answers]
+
+    answers = asyncio.run(all_at_once())
+    (worker,) = pooled.search_pool.pids()
+    assert {pid for pid, _ in answers} == {worker}
+    here = Context(Settings(data=pooled.settings.data, search_cache_size=0))
+    for text, (_, answer) in zip(texts, answers, strict=True):
+        expected = api_search.run_search(here, search_request(text), source="api")
+        assert answer["total"] == expected["total"] and answer["results"] == expected["results"]
+
+
+def test_a_free_worker_goes_to_the_longest_waiting_caller(tmp_path: Path) -> None:
+    pool = SearchPool(Settings(data=tmp_path, search_workers=1))
+    woken: list[str] = []
+
+    def waiter(name: str) -> Callable[[object], bool]:
+        def wake(_: object) -> bool:
+            woken.append(name)
+            return True
+
+        return wake
+
+    for name in ("first", "second", "third"):
+        assert pool._take(waiter(name)) is None
+    for _ in range(3):
+        pool._release(cast(Any, object()))
+    assert woken == ["first", "second", "third"]
+
+
+def test_callers_waiting_when_the_pool_closes_search_themselves(pooled: Context) -> None:
+    pooled.search_pool.workers = 1
+    reader = pooled.index.get()
+
+    async def close_while_waiting() -> list[int]:
+        searches = [
+            asyncio.ensure_future(pooled.search_pool.asearch(reader, search_request("tortoise")))
+            for _ in range(4)
+        ]
+        await asyncio.sleep(0)
+        await asyncio.to_thread(pooled.search_pool.close)
+        return [pid for _, _, pid in await asyncio.gather(*searches)]
+
+    pids = asyncio.run(close_while_waiting())
+    assert len(pids) == 4 and os.getpid() in pids
+
+
+def test_a_worker_killed_mid_search_costs_the_loop_no_request(pooled: Context) -> None:
+    """Killed after the request went down its pipe: the loop sees the pipe end, the
+    search runs here and a new worker takes the dead one's place."""
+    pooled.search_pool.workers = 1
+    reader = pooled.index.get()
+    pooled.search_pool.start()
+    (pid,) = pooled.search_pool.pids()
+
+    async def kill_mid_search() -> tuple[int, dict[str, Any]]:
+        os.kill(pid, signal.SIGSTOP)  # it holds the request unanswered until killed
+        searching = asyncio.ensure_future(
+            pooled.search_pool.asearch(reader, search_request("tortoise"))
+        )
+        await asyncio.sleep(0.5)
+        assert not searching.done()
+        os.kill(pid, signal.SIGKILL)
+        _, answer, by = await asyncio.wait_for(searching, 60)
+        return by, answer
+
+    by, answer = asyncio.run(kill_mid_search())
+    assert by == os.getpid() and answer["total"] == 3
+    for _ in range(100):  # the replacement is spawned off the loop
+        if pooled.search_pool.pids() and pid not in pooled.search_pool.pids():
+            break
+        time.sleep(0.1)
+    assert pooled.search_pool.pids() and pid not in pooled.search_pool.pids()
+    assert _searched_in(pooled, "tortoise")[0] in pooled.search_pool.pids()
+
+
+def test_an_answer_is_read_whole_however_the_pipe_splits_it() -> None:
+    """The loop reads what the pipe holds: an answer arriving in pieces waits for the
+    rest, framed as multiprocessing's own recv() reads it."""
+    ours, theirs = Pipe()
+    answer = (None, {"results": ["x" * 40_000]}, 1)  # over 16 KB: Connection splits it
+    _send_whole(theirs, answer)
+    framed = os.read(ours.fileno(), 1 << 20)
+    received = bytearray()
+    for n in range(0, len(framed) - 1, 4096):
+        received.extend(framed[n : n + 4096])
+        if len(received) < len(framed):
+            assert _message(received) is None
+    received.extend(framed[len(received) :])
+    message = _message(received)
+    assert message is not None and pickle.loads(message) == answer
+    _send_whole(theirs, answer)
+    assert ours.recv() == answer  # the thread path reads the same framing

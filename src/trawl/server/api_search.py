@@ -9,6 +9,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic_core import to_json
+from starlette.concurrency import run_in_threadpool
 
 from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
@@ -43,8 +45,31 @@ def run_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str
     return answer
 
 
-@router.get("/api/search", tags=["search"])
-def api_search(
+async def arun_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str, Any]:
+    """``run_search`` on the event loop: with search workers the loop waits on a
+    worker's pipe, so the server's part of a search (a stat, the cache, the metrics)
+    needs no thread; without them, ``run_search`` in a thread as before."""
+    if not ctx.search_pool.workers:
+        return await run_in_threadpool(run_search, ctx, request, source=source)
+    started = time.perf_counter()
+    reader = ctx.index.get()
+    reader.reload()
+    key = (request, reader.generation)
+    answer = ctx.results.get(key) if key[1] is not None else None
+    if answer is None:
+        generation, answer, _ = await ctx.search_pool.asearch(reader, request)
+        if generation is not None:
+            ctx.results.put((request, generation), answer)
+    else:
+        answer = {**answer, "took_ms": round((time.perf_counter() - started) * 1000, 2)}
+    ctx.metrics.observe_query(time.perf_counter() - started, source)
+    return answer
+
+
+# The answer as JSON bytes, written here: FastAPI's own path would validate the answer
+# against the declared model and encode it again (~0.2 ms for a page of 10 results).
+@router.get("/api/search", tags=["search"], response_model=dict[str, Any])
+async def api_search(
     request: Request,
     q: Annotated[str, Query(max_length=1000, description="What to look for.")],
     page: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Result page, from 1.")] = 1,
@@ -59,17 +84,21 @@ def api_search(
     sort: Annotated[Sort, Query(description="relevance, or date: newest first.")] = DEFAULT_SORT,
     after: Annotated[date | None, Query(description="Modified on or after this day.")] = None,
     before: Annotated[date | None, Query(description="Modified before this day.")] = None,
-) -> dict[str, Any]:
+) -> Response:
     """Search the index. Results carry dates and where a page was discussed.
 
     The filters here do what the same operators typed in ``q`` do (site:, lang:,
     after:, before:); both kinds combine."""
     ctx = context_of(request)
-    ctx.limit_search(request)
+    if ctx.settings.search_requires_key:  # the key is looked up in the store
+        await run_in_threadpool(ctx.limit_search, request)
+    else:
+        ctx.limit_search(request)
     asked = search_request(
         q, page=page, per_page=per_page, sort=sort, lang=lang, site=site, after=after, before=before
     )
-    return run_search(ctx, asked, source="api")
+    answer = await arun_search(ctx, asked, source="api")
+    return Response(to_json(answer), media_type="application/json")
 
 
 @router.get("/healthz", tags=["search"])

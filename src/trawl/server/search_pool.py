@@ -23,16 +23,21 @@ against 0.07 ms over a bare pipe (a 20-result answer, spawned worker, load 13).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import queue
 import signal
+import struct
 import threading
+from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from trawl.errors import TrawlError
@@ -74,7 +79,41 @@ def _worker_main(conn: Connection, settings: Settings, parent: int) -> None:
             if reader is None:
                 reader = IndexReader(settings.index_path)
             answer = search_here(reader, request, settings)
-        conn.send(answer)
+        _send_whole(conn, answer)
+
+
+# multiprocessing.Connection's framing: a 4-byte signed size (-1: an 8-byte size
+# follows), then the pickle. Written here in one write(), where Connection.send
+# writes an answer over 16 KB in two and wakes the server twice.
+_SIZE = struct.Struct("!i")
+_LONG_SIZE = struct.Struct("!Q")
+
+
+def _send_whole(conn: Connection, message: object) -> None:
+    payload = ForkingPickler.dumps(message)
+    if len(payload) > 0x7FFFFFFF:
+        framed = b"".join((_SIZE.pack(-1), _LONG_SIZE.pack(len(payload)), payload))
+    else:
+        framed = b"".join((_SIZE.pack(len(payload)), payload))
+    view = memoryview(framed)
+    while view:
+        view = view[os.write(conn.fileno(), view) :]
+
+
+def _message(received: bytearray) -> bytes | None:
+    """The pickle in ``received`` once it has all arrived (Connection's framing)."""
+    if len(received) < _SIZE.size:
+        return None
+    (size,) = _SIZE.unpack_from(received)
+    start = _SIZE.size
+    if size == -1:
+        if len(received) < start + _LONG_SIZE.size:
+            return None
+        (size,) = _LONG_SIZE.unpack_from(received, start)
+        start += _LONG_SIZE.size
+    if len(received) < start + size:
+        return None
+    return bytes(received[start : start + size])
 
 
 def search_here(reader: IndexReader, request: SearchRequest, settings: Settings) -> Searched:
@@ -82,19 +121,29 @@ def search_here(reader: IndexReader, request: SearchRequest, settings: Settings)
     return reader.generation, page_json(search(reader, request, settings)), os.getpid()
 
 
-@dataclass
+@dataclass(eq=False)
 class _Process:
     process: BaseProcess
     conn: Connection
 
 
+# Takes an idle worker (None: the pool closed); answers False when its caller is gone.
+_Waiter = Callable[["_Process | None"], bool]
+
+
 class SearchPool:
-    """``workers`` processes running search(); 0: none, every search in the caller."""
+    """``workers`` processes running search(); 0: none, every search in the caller.
+
+    An idle worker goes to the caller that has waited longest (a queue of waiters,
+    first come first served), whether it waits in a thread (``search``, the search
+    page) or on the event loop (``asearch``, /api/search). A worker busy when the
+    pool closes is closed by whoever holds it, after its answer."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self.workers = settings.search_workers
-        self._idle: queue.SimpleQueue[_Process] = queue.SimpleQueue()
+        self._idle: deque[_Process] = deque()
+        self._waiters: deque[_Waiter] = deque()
         self._all: list[_Process] = []
         self._lock = threading.Lock()
         self._started = False
@@ -110,8 +159,9 @@ class SearchPool:
             if self._started or self._closed:
                 return
             self._started = True
-            for _ in range(self.workers):
-                self._idle.put(self._spawn())
+            spawned = [self._spawn() for _ in range(self.workers)]
+        for worker in spawned:
+            self._release(worker)
 
     def _spawn(self) -> _Process:
         # Spawned: the server runs threads (routes, the store's), and only a process
@@ -129,19 +179,42 @@ class SearchPool:
         self._all.append(worker)
         return worker
 
+    def _take(self, waiter: _Waiter) -> _Process | None:
+        """An idle worker now, or None with ``waiter`` queued for the next one."""
+        with self._lock:
+            if self._idle:
+                return self._idle.popleft()
+            self._waiters.append(waiter)
+            return None
+
+    def _release(self, worker: _Process) -> None:
+        """``worker`` is free: to the longest waiting caller, else idle."""
+        with self._lock:
+            if self._closed:
+                worker.conn.close()  # the worker ends; close() joins it
+                return
+            while self._waiters:
+                if self._waiters.popleft()(worker):
+                    return
+            self._idle.append(worker)
+
     def search(self, reader: IndexReader, request: SearchRequest) -> Searched:
         """The answer to ``request``, from an idle worker (waiting for one while all are
         busy), or from ``reader`` here: without workers, or when the worker died."""
         if not self.workers or self._closed:
             return search_here(reader, request, self._settings)
         self.start()
-        while True:  # all busy: wait for one, unless the pool closes meanwhile
-            try:
-                worker = self._idle.get(timeout=1.0)
-                break
-            except queue.Empty:
-                if self.closed:  # (a property: mypy takes the flag as still False)
-                    return search_here(reader, request, self._settings)
+        handed: queue.SimpleQueue[_Process | None] = queue.SimpleQueue()
+
+        def wake(worker: _Process | None) -> bool:
+            handed.put(worker)
+            return True
+
+        worker = self._take(wake)
+        if worker is None:
+            worker = handed.get()
+            if worker is None:  # the pool closed meanwhile
+                return search_here(reader, request, self._settings)
         try:
             worker.conn.send(request)
             answer: Searched | None = worker.conn.recv()
@@ -149,8 +222,83 @@ class SearchPool:
             log.warning("search worker %s died: a new one takes its place", worker.process.pid)
             self._replace(worker)
             return search_here(reader, request, self._settings)
-        self._idle.put(worker)
+        self._release(worker)
         return search_here(reader, request, self._settings) if answer is None else answer
+
+    async def asearch(self, reader: IndexReader, request: SearchRequest) -> Searched:
+        """``search`` for the event loop: the request goes down a worker's pipe and the
+        loop reads the answer when the pipe is readable, so the server spends no thread
+        and no GIL hand-over on a search it does not run. Without a worker (none, the
+        pool closed, it died) the search runs here, in a thread."""
+
+        def here() -> Awaitable[Searched]:
+            return asyncio.to_thread(search_here, reader, request, self._settings)
+
+        if not self.workers or self._closed:
+            return await here()
+        self.start()
+        loop = asyncio.get_running_loop()
+        handed: asyncio.Future[_Process | None] = loop.create_future()
+
+        def deliver(worker: _Process | None) -> None:  # on the loop
+            if handed.cancelled() and worker is not None:
+                self._release(worker)  # its caller left while it waited
+            elif not handed.done():
+                handed.set_result(worker)
+
+        def wake(worker: _Process | None) -> bool:  # on whichever thread released it
+            try:
+                loop.call_soon_threadsafe(deliver, worker)
+            except RuntimeError:  # the loop has closed: its caller is gone
+                return False
+            return True
+
+        worker = self._take(wake)
+        if worker is None:
+            worker = await handed
+            if worker is None:
+                return await here()
+        answered: asyncio.Future[Searched | None] = loop.create_future()
+        fd = worker.conn.fileno()
+
+        received = bytearray()
+
+        # Owns the worker from here, whether or not its caller still waits. Reads what
+        # the pipe holds and returns: a blocking recv() here would stall every request
+        # whenever the worker is descheduled halfway through writing its answer.
+        def readable() -> None:
+            answer: Searched | None = None
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if chunk:
+                received.extend(chunk)
+                message = _message(received)
+                if message is None:
+                    return  # the rest is on its way
+                loop.remove_reader(fd)
+                os.set_blocking(fd, True)  # as the thread path (search) expects it
+                answer = ForkingPickler.loads(message)  # our own worker, as recv() would
+                self._release(worker)
+            else:
+                loop.remove_reader(fd)
+                log.warning("search worker %s died: a new one takes its place", worker.process.pid)
+                loop.run_in_executor(None, self._replace, worker)
+            if not answered.done():
+                answered.set_result(answer)
+
+        try:
+            worker.conn.send(request)  # a few hundred bytes to an idle reader: no wait
+        except OSError:
+            await asyncio.to_thread(self._replace, worker)
+            return await here()
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, readable)
+        answer = await answered
+        return await here() if answer is None else answer
 
     def _replace(self, dead: _Process) -> None:
         dead.conn.close()
@@ -158,19 +306,27 @@ class SearchPool:
         with self._lock:
             if dead in self._all:  # not when the pool closed meanwhile
                 self._all.remove(dead)
-            if not self._closed:
-                self._idle.put(self._spawn())
+            if self._closed:
+                return
+            fresh = self._spawn()
+        self._release(fresh)
 
     def pids(self) -> list[int]:
         """The workers' process ids."""
         return sorted(w.process.pid for w in list(self._all) if w.process.pid is not None)
 
     def close(self) -> None:
-        """Stop the workers: each sees its pipe close after the search it is on."""
+        """Stop the workers: an idle one sees its pipe close now, a busy one after the
+        search it is on (its caller closes the pipe); waiting callers search themselves."""
         with self._lock:
             self._closed = True
             workers, self._all = self._all, []
-        for worker in workers:
+            idle, waiters = list(self._idle), list(self._waiters)
+            self._idle.clear()
+            self._waiters.clear()
+        for waiter in waiters:
+            waiter(None)
+        for worker in idle:
             worker.conn.close()
         for worker in workers:
             worker.process.join(timeout=10)
