@@ -1,5 +1,6 @@
 """`/api/search` with searches in worker processes (``search_workers``) against without,
-and against another checkout (main), in interleaved rounds on one crawled data folder.
+and another checkout (main) with and without, in interleaved rounds on one crawled
+data folder.
 
     .venv/bin/python bench/served_workers.py --data DIR [--other /work/main/.venv/bin/trawl]
         [--workers 2] [--rounds 3] [--passes 2]
@@ -58,6 +59,7 @@ def main() -> int:
     ours = str(BIN / "trawl")
     variants = {
         "main": (args.other, None),
+        f"main, search_workers {args.workers}": (args.other, args.workers),
         "branch, search_workers 0": (ours, 0),
         f"branch, search_workers {args.workers}": (ours, args.workers),
     }
