@@ -162,8 +162,19 @@ PAGE = b"<title>Stacked</title><p>words of the page</p>"
         (gzip.compress(zlib.compress(PAGE)), [b"deflate", b"gzip"]),  # two header lines
         (gzip.compress(PAGE), [b"identity, gzip"]),
         (zlib.compress(gzip.compress(PAGE)), [b"x-gzip,deflate"]),
+        # aiohttp reads the first line, not the last: it undid none of these three.
+        (gzip.compress(gzip.compress(gzip.compress(PAGE))), [b"gzip, gzip", b"gzip"]),
+        # ... and one of these (the outer), which the last line made look like none.
+        (gzip.compress(gzip.compress(gzip.compress(PAGE))), [b"gzip", b"gzip, gzip"]),
     ],
-    ids=["gzip-in-gzip", "two-lines", "identity-listed", "gzip-in-deflate"],
+    ids=[
+        "gzip-in-gzip",
+        "two-lines",
+        "identity-listed",
+        "gzip-in-deflate",
+        "stack-then-one",
+        "one-then-stack",
+    ],
 )
 async def test_stacked_content_codings_are_all_undone(body: bytes, encodings: list[bytes]) -> None:
     # aiohttp undoes one coding, and only when the last Content-Encoding line names

@@ -4,6 +4,7 @@ that keeps what was checked (trawl.server.header_checks)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,3 +144,45 @@ def test_an_external_link_is_asked_as_the_page_wrote_it(serve: Serve, tmp_path: 
     asyncio.run(run())
     assert outside.request_lines == [f"HEAD {written} HTTP/1.1"]
     assert _checked(settings) == {identity: 200}  # kept by identity, as the report names it
+
+
+def test_a_check_saves_beside_a_server_crawls_open_write_batch(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # A crawl `trawl serve` runs holds SQLite's write lock between its events, on the
+    # server's event loop, until its timer commits (store.write_batch). A check that
+    # saved on that loop waited in SQLite's busy handler: the loop, the crawl's timer
+    # and every request froze for busy_timeout (10 s), then the check failed, locked.
+    settings = _crawled(serve, tmp_path)
+
+    async def run() -> tuple[dict[str, Any], float]:
+        crawl_store = open_store(settings)
+        lags: list[float] = []
+
+        async def crawl_timer() -> None:  # as crawl_run._flush_every
+            while True:
+                before = time.monotonic()
+                await asyncio.sleep(0.1)
+                lags.append(time.monotonic() - before - 0.1)
+                crawl_store.flush(due_only=True)
+
+        try:
+            with crawl_store.write_batch(100, 0.5):
+                crawl_store.add_site("http://batch.example/")  # the batch holds the lock
+                timer = asyncio.create_task(crawl_timer())
+                jobs = HeaderCheckJobs(settings, lambda urls, _: _async(_answers(urls, 200)))
+                jobs.start(TARGETS)
+                await asyncio.wait_for(jobs.finished(), 30)
+                timer.cancel()
+        finally:
+            crawl_store.close()
+        return jobs.status(), max(lags)
+
+    status, lag = asyncio.run(run())
+    assert status["error"] is None and status["checked"] == 3
+    assert lag < 1.0  # the loop was never held by a busy wait
+    assert _checked(settings) == dict.fromkeys(TARGETS, 200)
+
+
+async def _async(value: Any) -> Any:
+    return value

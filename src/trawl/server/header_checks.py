@@ -119,7 +119,10 @@ class HeaderCheckJobs:
                 # names it: resource checks do the same.
                 checks = await checker([written.get(u, u) for u in batch], self._settings)
                 checks = [replace(c, url=u) for u, c in zip(batch, checks, strict=True)]
-                store.save_header_checks(checks)
+                # In a thread: a crawl this server runs holds SQLite's write lock on
+                # this loop until its batch's timer commits; waited for here, the
+                # loop (and that timer) would freeze for the store's busy timeout.
+                await asyncio.to_thread(store.save_header_checks, checks)
                 job.checked += len(checks)
         except TrawlError as e:
             job.error = str(e)
