@@ -3,6 +3,7 @@ upserts, the crawl log, the frontier, and the leases workers share."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sqlite3
 import threading
@@ -32,7 +33,7 @@ from trawl.records import (
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
 from trawl.store.schema import SCHEMA_VERSION
-from trawl.store.sqlite import SQLiteStore
+from trawl.store.sqlite import YIELD_SECONDS, SQLiteStore
 
 
 def page(url: str, **changes: Any) -> PageRecord:
@@ -641,9 +642,51 @@ def test_a_write_batch_commits_when_full(tmp_path: Path) -> None:
             assert other.count_pages() == 0  # only a flush commits
             store.flush(due_only=True)
             assert other.count_pages() == 2  # two writes: full, committed
+            time.sleep(YIELD_SECONDS)  # past the lock's yield to other connections
             store.save_page(page("https://example.com/3"))
             store.flush(due_only=True)
             assert other.count_pages() == 2
     finally:
         store.close()
         other.close()
+
+
+def test_a_busy_write_batch_lets_other_connections_write(tmp_path: Path) -> None:
+    # A crawl writes every few ms and its batch commits on a timer. Taken again at once
+    # after each commit, the write lock starved another connection (a server request,
+    # a header check) waiting in SQLite's busy handler: 7-10 s, or "database is locked".
+    crawl = SQLiteStore(tmp_path / "t.sqlite")
+    other = SQLiteStore(tmp_path / "t.sqlite")
+    waits: list[float] = []
+
+    async def run() -> None:
+        done = False
+
+        async def crawling() -> None:
+            i = 0
+            while not done:
+                crawl.add_site(f"http://h{i}.example/")
+                crawl.save_page(page(f"https://example.com/{i}"))
+                i += 1
+                await asyncio.sleep(0.005)
+
+        async def timer() -> None:  # as crawl_run._flush_every
+            while not done:
+                await asyncio.sleep(0.1)
+                crawl.flush(due_only=True)
+
+        with crawl.write_batch(100, 0.5):
+            tasks = [asyncio.create_task(crawling()), asyncio.create_task(timer())]
+            for k in range(6):
+                began = time.monotonic()
+                await asyncio.to_thread(other.add_site, f"http://other{k}.example/")
+                waits.append(time.monotonic() - began)
+            done = True
+            await asyncio.gather(*tasks)
+
+    try:
+        asyncio.run(run())
+    finally:
+        crawl.close()
+        other.close()
+    assert max(waits) < 2.0, waits  # a batch's age (0.5 s) and a poll, not seconds

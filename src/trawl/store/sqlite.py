@@ -84,6 +84,14 @@ class _Batch:
     seconds: float  # ... or once the oldest has waited this long
     held: int = 0
     began: float = 0.0
+    committed: float = float("-inf")  # when it last committed (monotonic)
+
+
+# After a batch commits, its writes commit one by one for this long before the next
+# batch takes the write lock: another connection waiting for it (the server's
+# requests, a header check) polls at most every 100 ms in SQLite's busy handler, and
+# a batch taken again at once starved it for the whole busy timeout.
+YIELD_SECONDS = 0.11
 
 
 class _Fetched(_Rows):
@@ -174,9 +182,12 @@ class SQLiteDatabase:
     def _savepoint(self) -> Iterator[None]:
         """A store transaction inside the batch: undone alone if it fails."""
         batch, self._batch = self._batch, None  # its statements are this savepoint's
+        alone = False
         try:
             try:
-                self._begin_batch(batch)
+                alone = not self._begin_batch(batch)  # the batch yields: its own
+                if alone:
+                    self._sqlite.execute("BEGIN IMMEDIATE")
                 self._sqlite.execute("SAVEPOINT store_write")
             except sqlite3.Error as e:
                 raise _store_error(self._where, e) from e
@@ -187,10 +198,16 @@ class SQLiteDatabase:
                 if self._sqlite.in_transaction:
                     self._sqlite.execute("ROLLBACK TO store_write")
                     self._sqlite.execute("RELEASE store_write")
+                if alone:
+                    self._rollback()
                 raise
             try:
                 self._sqlite.execute("RELEASE store_write")
+                if alone:
+                    self._sqlite.execute("COMMIT")
             except sqlite3.Error as e:
+                if alone:
+                    self._rollback()
                 raise _store_error(self._where, e) from e
         finally:
             self._batch = batch
@@ -243,6 +260,7 @@ class SQLiteDatabase:
             raise _store_error(self._where, e) from e
         if self._batch is not None:
             self._batch.held = 0
+            self._batch.committed = time.monotonic()
 
     def _flush_due(self) -> None:
         """Commit the open batch if it is full or old enough (the crawl's timer)."""
@@ -256,13 +274,19 @@ class SQLiteDatabase:
         if self._sqlite.in_transaction:
             self._sqlite.execute("ROLLBACK")
 
-    def _begin_batch(self, batch: _Batch | None = None) -> None:
+    def _begin_batch(self, batch: _Batch | None = None) -> bool:
+        """Open the batch's transaction unless it is open; False while the batch yields
+        the write lock after a commit (YIELD_SECONDS): the write commits alone."""
         batch = batch or self._batch
         if batch is not None and not self._sqlite.in_transaction:
+            now = time.monotonic()
+            if now - batch.committed < YIELD_SECONDS:
+                return False
             # IMMEDIATE: the write lock now, never a deferred upgrade that fails busy.
             self._sqlite.execute("BEGIN IMMEDIATE")
             batch.held = 0
-            batch.began = time.monotonic()
+            batch.began = now
+        return True
 
     def _held(self) -> None:
         """One more write in the batch. Never a commit here: only ``flush`` commits, so
