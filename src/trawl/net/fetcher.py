@@ -48,9 +48,7 @@ MAX_HEADERS = 100
 _ENCODED = re.compile(r"[!-~]+", re.ASCII)
 # A 1xx status line: an informational answer, another header block to come.
 _INFORMATIONAL = re.compile(rb"HTTP/\d\.\d 1(?!01)\d\d")
-# The codings aiohttp undoes, when the last Content-Encoding line names one alone.
-_AIOHTTP_DECODES = frozenset({"gzip", "deflate", "br", "zstd"})
-# Those undone here (the others of a stack): zlib reads gzip and zlib streams alike.
+# The codings undone here (aiohttp undoes none): zlib reads gzip and zlib streams alike.
 _ZLIB_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
 
 
@@ -114,9 +112,10 @@ class Fetcher:
             timeout=self._timeout,
             headers={"User-Agent": self._user_agent, "Accept-Encoding": "gzip, deflate"},
             cookie_jar=aiohttp.DummyCookieJar(),  # a crawler keeps no session state
-            # Decompression is streamed in bounded chunks (aiohttp >= 3.12), and we
-            # stop reading at max_bytes of decoded body: a gzip bomb costs little.
-            auto_decompress=True,
+            # Every coding is undone here, within max_bytes (_undo_codings): aiohttp
+            # undoes at most one, and its C and Python parsers disagree on which
+            # Content-Encoding line names it (the last, the first).
+            auto_decompress=False,
             max_line_size=MAX_HEADER_LINE,
             max_field_size=MAX_HEADER_LINE,
             max_headers=MAX_HEADERS,
@@ -327,13 +326,10 @@ def _value(name: bytes, raw: bytes) -> str:
 
 
 def _codings_left(raw_headers: tuple[tuple[bytes, bytes], ...]) -> list[str]:
-    """The content codings of an answer aiohttp left in its body, in the order they
-    were applied. It undoes one, and only when the last Content-Encoding line names
-    exactly one; a stack ("gzip, gzip", or two lines) is RFC 9110's too (8.4)."""
+    """The content codings of an answer, in the order they were applied: a stack
+    ("gzip, gzip", or two lines) is RFC 9110's too (8.4)."""
     lines = [_text(v).strip().lower() for k, v in raw_headers if k.lower() == b"content-encoding"]
     codings = [c.strip() for line in lines for c in line.split(",")]
-    if lines and lines[-1] in _AIOHTTP_DECODES:
-        codings.pop()
     return [c for c in codings if c not in ("", "identity")]
 
 
