@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from fixture_sites import shared_data, trawl
+from trawl.errors import ConfigError
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.settings import Settings
 from trawl.store.sqlite import SQLiteStore
+from trawl.urls.start import parse_host_aliases
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -85,6 +87,11 @@ def test_an_alias_crawls_the_mirror_as_the_site(mirror: tuple[str, int], tmp_pat
         (["a b.example=127.0.0.1:8001"], "not a host name"),
         (["a.example=127.0. 0.1:8001"], "not a host name"),
         (["a.example/x=127.0.0.1:8001"], "not a host name"),
+        # int() read "²" as no number: a traceback, not a refusal.
+        (["a.example=127.0.0.1:\u00b2"], "HOST=TARGET_HOST:PORT"),
+        (["a.example=127.0.0.1:\u0668\u0660"], "HOST=TARGET_HOST:PORT"),
+        # A URL's host never has a port: such an alias never applied, without a word.
+        (["a.example:8080=127.0.0.1:8001"], "a host name, not a host:port"),
     ],
 )
 def test_a_repeated_or_malformed_alias_is_refused_before_the_crawl(
@@ -99,3 +106,12 @@ def test_a_repeated_or_malformed_alias_is_refused_before_the_crawl(
     assert done.returncode == 2, done.stderr
     assert problem in done.stderr
     assert not data.exists()
+
+
+def test_an_alias_names_its_host_as_urls_do() -> None:
+    # URLs name an IDN host by its punycode: "bücher.example" as written never matched.
+    assert parse_host_aliases("B\u00fccher.Example.=127.0.0.1:8001") == {
+        "xn--bcher-kva.example": ("127.0.0.1", 8001)
+    }
+    with pytest.raises(ConfigError, match="aliased twice"):
+        parse_host_aliases("b\u00fccher.example=127.0.0.1:1, xn--bcher-kva.example=127.0.0.1:2")

@@ -102,7 +102,7 @@ def parse_host_aliases(text: str) -> dict[str, tuple[str, int]]:
         name, sep, target = pair.partition("=")
         host, colon, port = target.strip().rpartition(":")
         name = name.strip().lower().rstrip(".")
-        if not sep or not name or not colon or not host or not port.isdigit():
+        if not sep or not name or not colon or not host or not _ascii_digits(port):
             raise ConfigError(f"an alias is HOST=TARGET_HOST:PORT, not {pair!r}")
         if not 0 < int(port) < 65536:
             raise ConfigError(f"alias {pair!r}: port out of range")
@@ -111,8 +111,27 @@ def parse_host_aliases(text: str) -> dict[str, tuple[str, int]]:
             # Such a name is no URL's host and no address: the alias would never apply.
             if any(c.isspace() or c in "/?#@\\" for c in part):
                 raise ConfigError(f"alias {pair!r}: {part!r} is not a host name")
+        name = _alias_host(name, pair)
         if name in aliases:
             # Two targets for one site: whichever came last would win without a word.
             raise ConfigError(f"alias {pair!r}: {name} is aliased twice")
         aliases[name] = (host, int(port))
     return aliases
+
+
+def _ascii_digits(text: str) -> bool:
+    # str.isdigit also takes "²" (which int() refuses) and other scripts' digits.
+    return text.isascii() and text.isdigit()
+
+
+def _alias_host(name: str, pair: str) -> str:
+    """An alias's host as a URL's identity names it (an IDN by its punycode): the
+    fetcher looks aliases up by that host, so any other spelling never applied."""
+    try:
+        url = normalise(f"http://{name}/")
+    except InvalidUrl as e:
+        raise ConfigError(f"alias {pair!r}: {name!r} is not a host name ({e})") from None
+    parts = urlsplit(url)
+    if parts.port is not None or parts.hostname is None:
+        raise ConfigError(f"alias {pair!r}: the alias is a host name, not a host:port")
+    return parts.hostname
