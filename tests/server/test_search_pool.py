@@ -7,6 +7,7 @@ import asyncio
 import os
 import pickle
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from multiprocessing import Pipe
@@ -252,3 +253,57 @@ def test_an_answer_is_read_whole_however_the_pipe_splits_it() -> None:
     assert message is not None and pickle.loads(message) == answer
     _send_whole(theirs, answer)
     assert ours.recv() == answer  # the thread path reads the same framing
+
+
+def _refuse_spawn(pool: SearchPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fault we cannot cause on demand here: the system refusing a process (EAGAIN).
+    def refused() -> None:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(pool, "_spawn", refused)
+
+
+def _answered_in_threads(ctx: Context, callers: int) -> list[int]:
+    reader = ctx.index.get()
+    pids: list[int] = []
+    threads = [
+        threading.Thread(
+            target=lambda: pids.append(
+                ctx.search_pool.search(reader, search_request("tortoise"))[2]
+            ),
+            daemon=True,  # a stranded caller must not hold the test run at exit
+        )
+        for _ in range(callers)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in threads), "a caller waits for no worker"
+    return pids
+
+
+def test_workers_the_system_refuses_leave_searches_to_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data=tmp_path, search_workers=2, search_cache_size=0)
+    index_guide(settings, range(3))
+    ctx = Context(settings)
+    _refuse_spawn(ctx.search_pool, monkeypatch)
+    assert _answered_in_threads(ctx, 3) == [os.getpid()] * 3
+    _, _, pid = asyncio.run(ctx.search_pool.asearch(ctx.index.get(), search_request("tortoise")))
+    assert pid == os.getpid()
+    ctx.search_pool.close()
+
+
+def test_a_dead_worker_that_cannot_be_replaced_strands_no_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data=tmp_path, search_workers=1, search_cache_size=0)
+    index_guide(settings, range(3))
+    ctx = Context(settings)
+    assert _searched_in(ctx, "tortoise")[0] != os.getpid()  # the one worker runs
+    _refuse_spawn(ctx.search_pool, monkeypatch)
+    os.kill(ctx.search_pool.pids()[0], signal.SIGKILL)
+    assert _answered_in_threads(ctx, 4) == [os.getpid()] * 4
+    ctx.search_pool.close()

@@ -159,7 +159,12 @@ class SearchPool:
             if self._started or self._closed:
                 return
             self._started = True
-            spawned = [self._spawn() for _ in range(self.workers)]
+            spawned = []
+            for _ in range(self.workers):
+                fresh = self._spawn_or_none()
+                if fresh is None:
+                    break
+                spawned.append(fresh)
         for worker in spawned:
             self._release(worker)
 
@@ -179,13 +184,26 @@ class SearchPool:
         self._all.append(worker)
         return worker
 
+    def _spawn_or_none(self) -> _Process | None:
+        """A new worker, or None when the system refuses one (out of processes or
+        memory): the pool runs with fewer, and with none the callers search here."""
+        try:
+            return self._spawn()
+        except Exception:
+            log.exception("a search worker could not be started")
+            return None
+
     def _take(self, waiter: _Waiter) -> _Process | None:
-        """An idle worker now, or None with ``waiter`` queued for the next one."""
+        """An idle worker now, or None with ``waiter`` queued for the next one (or,
+        when no worker lives to be freed, told at once to search itself)."""
         with self._lock:
             if self._idle:
                 return self._idle.popleft()
-            self._waiters.append(waiter)
-            return None
+            if self._all or not self._started:
+                self._waiters.append(waiter)
+                return None
+        waiter(None)
+        return None
 
     def _release(self, worker: _Process) -> None:
         """``worker`` is free: to the longest waiting caller, else idle."""
@@ -303,13 +321,20 @@ class SearchPool:
     def _replace(self, dead: _Process) -> None:
         dead.conn.close()
         dead.process.join(timeout=5)
+        stranded: list[_Waiter] = []
         with self._lock:
             if dead in self._all:  # not when the pool closed meanwhile
                 self._all.remove(dead)
             if self._closed:
                 return
-            fresh = self._spawn()
-        self._release(fresh)
+            fresh = self._spawn_or_none()
+            if fresh is None and not self._all:  # no worker left to free them
+                stranded = list(self._waiters)
+                self._waiters.clear()
+        for waiter in stranded:
+            waiter(None)
+        if fresh is not None:
+            self._release(fresh)
 
     def pids(self) -> list[int]:
         """The workers' process ids."""
