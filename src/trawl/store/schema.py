@@ -9,7 +9,7 @@ also reads; ``postgres_migration`` translates the few words that differ
 (INTEGER is 64-bit, REAL is double precision, integer keys, WITHOUT ROWID) and
 adds what only PostgreSQL needs (``POSTGRES_EXTRA``). Write new migrations in
 that subset: TEXT, INTEGER, REAL, ALTER TABLE ... ADD COLUMN, CREATE [UNIQUE]
-INDEX (partial ones too), -- comments.
+INDEX (partial ones too), DROP INDEX, -- comments.
 """
 
 from __future__ import annotations
@@ -254,6 +254,13 @@ MIGRATIONS: tuple[str, ...] = (
         SELECT DISTINCT crawl_id, host, 'embedded', '' FROM frontier
         WHERE state = 'marker' AND reason = 'embedded crawl';
     DELETE FROM frontier WHERE state = 'marker';
+    """,
+    # 14: indexes no query uses, written on every page saved: pages_host is the first
+    #    column of pages_crawl (host, crawl_id), which serves every host lookup; no query
+    #    filters or sorts by text_hash (duplicates are found in memory over all pages).
+    """
+    DROP INDEX pages_host;
+    DROP INDEX pages_text_hash;
     """,
 )
 
