@@ -208,11 +208,12 @@ class Settings:
         100_000,
     )
     search_workers: int = _setting(
-        0,
+        -1,
         "Processes `trawl serve` runs searches in, so concurrent searches use every core"
         " (one process runs one search at a time); 0: searches run in the server's own"
-        " process.",
-        0,
+        " process; -1: one per core (at most 4) for `trawl serve`, none on one core or"
+        " in an app made in-process (tests, embedding).",
+        -1,
         64,
     )
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)

@@ -75,7 +75,9 @@ def trawl_serve(tmp_path: Path, allowed: SiteServer) -> Iterator[Served]:
     assert not data.exists()
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRAWL_")}
-    env.update(TRAWL_ADMIN_ALLOW_HOSTS=target(allowed), TRAWL_PARSE_WORKERS="0")
+    env.update(
+        TRAWL_ADMIN_ALLOW_HOSTS=target(allowed), TRAWL_PARSE_WORKERS="0", TRAWL_SEARCH_WORKERS="0"
+    )
     command = [sys.executable, "-m", "trawl", "serve", "--data", str(data), "--port", str(port)]
     process = subprocess.Popen(
         command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True

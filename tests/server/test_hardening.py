@@ -380,7 +380,9 @@ def _free_port() -> int:
 def _serve_cli(tmp_path: Path, **env: str) -> Iterator[str]:
     """``trawl serve`` in a child process, as an operator starts it."""
     port = _free_port()
-    environ = {**os.environ, "TRAWL_DATA": str(tmp_path), "TRAWL_PORT": str(port), **env}
+    # No search workers: these tests are about HTTP, and spawning them costs seconds.
+    environ = {**os.environ, "TRAWL_DATA": str(tmp_path), "TRAWL_PORT": str(port)}
+    environ.update({"TRAWL_SEARCH_WORKERS": "0", **env})
     child = subprocess.Popen(
         [sys.executable, "-m", "trawl", "serve"],
         env=environ,

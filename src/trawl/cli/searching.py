@@ -126,6 +126,7 @@ def serve(
 
     from trawl.server.app import create_app, setup_link
     from trawl.server.auth import SETUP_MINUTES
+    from trawl.server.search_pool import serving_workers
 
     try:
         settings = load_settings(
@@ -137,6 +138,8 @@ def serve(
             search_workers=search_workers,
         )
         check_extras(settings)
+        # -1 (auto) becomes this machine's number here, in `trawl serve` alone.
+        settings = settings.replace(search_workers=serving_workers(settings.search_workers))
         settings.data.mkdir(parents=True, exist_ok=True)
         base = settings.public_url.rstrip("/") or _local_base(settings.host, settings.port)
         app_ = create_app(settings)
@@ -145,7 +148,14 @@ def serve(
         raise fail(e) from None
     except OSError as e:  # the data folder cannot be made (read-only, a file in the way)
         raise fail(StoreError(f"cannot open the data folder: {e}")) from None
-    err.print(f"Trawl serving {settings.data} on {base}/", markup=False, highlight=False)
+    workers = settings.search_workers
+    searches = f"in {workers} worker processes" if workers > 1 else "in this process"
+    searches = "in 1 worker process" if workers == 1 else searches
+    err.print(
+        f"Trawl serving {settings.data} on {base}/ (searches {searches})",
+        markup=False,
+        highlight=False,
+    )
     if link is not None:
         # Plain echo, never wrapped: the link is copied or clicked as one line.
         typer.echo(
