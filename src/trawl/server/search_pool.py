@@ -59,7 +59,7 @@ Searched = tuple[CommitMark | None, Answer, int]
 
 # Most search workers -1 (auto) runs. Past ~3, the server's own process is the limit:
 # it spends ~2 CPU-ms a request (HTTP, the rate limit, the JSON) against ~5-7 for the
-# search itself (bench/RESULTS.md), and each worker holds ~60 MB.
+# search itself (bench/RESULTS.md), and each worker holds ~50 MB.
 MAX_AUTO_WORKERS = 4
 
 
@@ -68,8 +68,10 @@ def serving_workers(setting: int, cores: int | None = None) -> int:
 
     -1 (auto) is one per usable core (``cores``: this process's), at most
     MAX_AUTO_WORKERS, and none on one core: there a worker only adds a pipe's
-    round trip and its memory. Measured on 2 cores, 8 clients: p95 63 ms in the
-    server's process, 42 ms with 2 workers; 1 client 8.3 against 9.5 ms."""
+    round trip and its memory. On a quiet 2-core machine, 8 clients: p95 63 ms in
+    the server's process, 42 ms with 2 workers (1 client: 8.3 against 9.5 ms); with
+    the cores busy with other work, fewer searches a second than none
+    (bench/RESULTS.md, "Served search by default")."""
     if setting >= 0:
         return setting
     if cores is None:
