@@ -1006,3 +1006,37 @@ def test_page_of_many_comment_headings_keeps_its_article() -> None:
         f"<html><body><div>{''.join(f'<p>{p}</p>' for p in PARAGRAPHS)}</div>{noise}</body></html>"
     )
     assert main_text(html).splitlines()[:3] == PARAGRAPHS
+
+
+def test_photo_gallery_dropped_by_its_slide_counter_without_its_class_names() -> None:
+    # One news template's gallery: the slide, its caption twice (for the viewer), the
+    # credit, a counter "Image 1 of 8" in spans and "Back to Gallery", in boxes whose
+    # class names say nothing; the caption reads as the article's prose.
+    caption = (
+        "The mayor, left, and the head of the harbour board walk along the old tram tracks"
+        " on Tuesday, Nov. 19, 2019, before the council voted to extend the line."
+    )
+    gallery = (
+        '<div class="x9a1"><div class="x9a2"><ul><li><div class="x9a3">'
+        '<img src="/tram-1.jpg" alt=""></div>'
+        f'<div class="x9a4"><p>{caption}</p><span>Photo: Ann Lee, AP</span></div></li></ul></div>'
+        '<div class="x9a5"><div class="x9a6"><div class="x9a7">'
+        f"<div><p>{caption}</p><span>Photo: Ann Lee, AP</span></div>"
+        '<div class="x9a8">Image <span>1</span> <span>of</span> <span>/</span> <span>8</span>'
+        '</div><div class="x9a9">Back to Gallery</div></div></div></div></div>'
+    )
+    article = (
+        "<h1>Tram line to the harbour</h1>" + gallery + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_paragraph_naming_an_image_of_a_series_kept() -> None:
+    # Only a box whose whole text is a counter is one: prose may say "Image 2 of 5".
+    said = "Image 2 of 5 shows the harbour before the tram tracks were laid in 1905."
+    article = (
+        '<h1>Tram line</h1><div class="x3f"><img src="/map.png" alt="">'
+        + "".join(f"<p>{p}</p>" for p in [*PARAGRAPHS, said])
+        + "</div>"
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == [*PARAGRAPHS, said]

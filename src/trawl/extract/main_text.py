@@ -50,6 +50,7 @@ from trawl.extract.main_text_rules import (
     FURNITURE_LINE,
     FURNITURE_ROLES,
     FURNITURE_TAGS,
+    GALLERY_LEVELS,
     HEADING_RANK,
     HIDING_CLASSES,
     HIDING_STYLES,
@@ -57,6 +58,7 @@ from trawl.extract.main_text_rules import (
     LED_LIST_ELSEWHERE,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
+    MAX_GALLERIES,
     MAX_THREADS,
     MAYBE_HIDDEN_OR_FURNITURE,
     MIN_CARDS,
@@ -70,6 +72,10 @@ from trawl.extract.main_text_rules import (
     POSITIVE,
     SENTENCE_END,
     SHOWING_CLASS,
+    SLIDE_COUNTER,
+    SLIDE_COUNTER_IN_TEXT,
+    SLIDE_COUNTER_MAX,
+    SLIDE_WORD,
     TAG_SCORE,
     THIN_WRAPPER_SHARE,
     THREAD_HEADING_TAGS,
@@ -259,9 +265,12 @@ def _drop_furniture(
     drop_unlikely: bool,
     forms: Collection[LexborNode] = (),
 ) -> None:
-    half = len(body.text()) / 2
+    text = body.text()
+    half = len(text) / 2
     # A site may wrap the whole page in one <form> (ASP.NET): only a smaller one goes.
     doomed = [form for form in forms if len(form.text()) < half]
+    if SLIDE_COUNTER_IN_TEXT.search(text):  # the walk below only on a page that may need it
+        doomed += _galleries(body, half)
     threads = 0
     # Hidden elements and furniture in one selection: each walks the whole tree.
     for node in tree.css(MAYBE_HIDDEN_OR_FURNITURE):
@@ -301,6 +310,42 @@ def _drop_furniture(
             ):
                 doomed.append(node)
     _remove(doomed)
+
+
+def _galleries(body: LexborNode, half: float) -> list[LexborNode]:
+    """The photo galleries under ``body``: the box around each slide counter.
+
+    A counter ("Image 1 of 8") sits in the gallery's controls, next to the slides'
+    captions repeated for the viewer and its "Back to Gallery"; the gallery is the
+    smallest box around the counter that holds a picture. Found by the counter's
+    words, so a gallery whose class names say nothing goes too.
+    """
+    found: list[LexborNode] = []
+    looked = 0
+    for node in body.traverse(include_text=True):
+        if node.tag != "-text" or not SLIDE_WORD.match(node.text_content or ""):
+            continue
+        counter = node.parent
+        if counter is None or counter.tag == "body":
+            continue
+        # Each word read up from costs its box's text, and a counter's box a few
+        # boxes' more: a hostile page of thousands would cost their count times the page.
+        looked += 1
+        if looked > MAX_GALLERIES:
+            break
+        words = _collapse(counter.text())
+        if len(words) > SLIDE_COUNTER_MAX or not SLIDE_COUNTER.match(words):
+            continue
+        box = counter.parent
+        for _ in range(GALLERY_LEVELS):
+            if box is None or box.tag == "body":
+                break
+            if box.css_first("img, picture") is not None:
+                if len(box.text()) < half:
+                    found.append(box)
+                break
+            box = box.parent
+    return found
 
 
 def _captioned(image: LexborNode) -> LexborNode | None:

@@ -358,3 +358,15 @@ CREDIT_LINE = re.compile(
     r"|image|header image|featured image|photo credits?|credits?)\s*:.{0,120}$",
     re.IGNORECASE,
 )
+# A photo gallery's counter ("Image 1 of 8", "Bild 3 von 12", "Photo 2 of / 9"): the
+# gallery's slides and controls are the smallest box around it that holds a picture.
+SLIDE_COUNTER_IN_TEXT = re.compile(
+    r"(?i)(?:image|photo|picture|slide|bild|foto)\s*\d{1,3}\s*(?:of|von|de|sur)"
+)
+SLIDE_WORD = re.compile(r"(?i)^\s*(?:image|photo|picture|slide|bild|foto)(?:\s+\d|\s*$)")
+SLIDE_COUNTER = re.compile(
+    r"(?i)^(?:image|photo|picture|slide|bild|foto)\s+\d{1,3}\s+(?:of|von|de|sur)\s*(?:/\s*)?\d{1,3}$"
+)
+SLIDE_COUNTER_MAX = 40  # characters of a counter's element
+GALLERY_LEVELS = 8  # how far up from a counter its picture is looked for
+MAX_GALLERIES = 24  # texts opening with "Image", "Photo"... looked at, per page
