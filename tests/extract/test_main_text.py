@@ -1040,3 +1040,25 @@ def test_paragraph_naming_an_image_of_a_series_kept() -> None:
         + "</div>"
     )
     assert main_text(unnamed_page(article, "")).splitlines() == [*PARAGRAPHS, said]
+
+
+def test_caption_ending_in_its_picture_credit_dropped() -> None:
+    # A tabloid's captions sit between the paragraphs in boxes named in words no rule
+    # knows, each with a photo; only their credit, "(Image: GETTY)", tells them apart.
+    captions = [
+        "The council voted on Tuesday after a long night of debate (Image: GETTY )",
+        "Trams last ran to the harbour in 1962 (Image: City Archive)",
+    ]
+    article = "<h1>Tram line to the harbour</h1>" + "".join(
+        f'<p>{p}</p><div class="x5c"><div class="x5d"><img src="/t{i}.jpg" alt=""></div>'
+        f'<span class="x5e">{caption}</span></div>'
+        for i, (p, caption) in enumerate(zip(PARAGRAPHS, [*captions, ""], strict=True))
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_sentence_ending_in_parentheses_kept() -> None:
+    # Only a credit's words before the colon mark a caption: "(see: ...)" is prose.
+    said = "The mayor wrote about the line in the city's newsletter (see: Trams, page 4)"
+    article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in [*PARAGRAPHS, said])
+    assert main_text(unnamed_page(article, "")).splitlines() == [*PARAGRAPHS, said]

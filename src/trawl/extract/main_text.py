@@ -69,6 +69,7 @@ from trawl.extract.main_text_rules import (
     NEVER_TEXT_OR_META,
     PARAGRAPH_OR_LOOSE_TAGS,
     PARAGRAPH_TAG_SET,
+    PICTURE_CREDIT,
     POSITIVE,
     SENTENCE_END,
     SHOWING_CLASS,
@@ -199,7 +200,10 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     kept = "\n".join(
         line
         for line in lines
-        if not AD_LABEL.match(line) and not (len(line) <= longest and _repeats_title(line, titles))
+        if not AD_LABEL.match(line)
+        and not (len(line) <= longest and _repeats_title(line, titles))
+        # A caption that no box marked as one, told by the credit it ends in.
+        and not (len(line) <= CAPTION_MAX and PICTURE_CREDIT.search(line))
     )
     return kept, prose
 

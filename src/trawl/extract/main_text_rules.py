@@ -370,3 +370,8 @@ SLIDE_COUNTER = re.compile(
 SLIDE_COUNTER_MAX = 40  # characters of a counter's element
 GALLERY_LEVELS = 8  # how far up from a counter its picture is looked for
 MAX_GALLERIES = 24  # texts opening with "Image", "Photo"... looked at, per page
+# A photo's caption ends in its credit: "Protesters wore masks (Image: GETTY)". An
+# article's sentence does not; only a line under CAPTION_MAX characters is read.
+PICTURE_CREDIT = re.compile(
+    r"\((?:image|photo|picture|pic|foto|bild)s?:[^()]{1,80}\)\s*$", re.IGNORECASE
+)
