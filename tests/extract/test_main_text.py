@@ -1048,11 +1048,12 @@ def test_caption_ending_in_its_picture_credit_dropped() -> None:
     captions = [
         "The council voted on Tuesday after a long night of debate (Image: GETTY )",
         "Trams last ran to the harbour in 1962 (Image: City Archive)",
+        "A tram waits at the depot, Tuesday, Nov. 19, 2019. (AP Photo/Ann Lee, File)",
     ]
     article = "<h1>Tram line to the harbour</h1>" + "".join(
         f'<p>{p}</p><div class="x5c"><div class="x5d"><img src="/t{i}.jpg" alt=""></div>'
         f'<span class="x5e">{caption}</span></div>'
-        for i, (p, caption) in enumerate(zip(PARAGRAPHS, [*captions, ""], strict=True))
+        for i, (p, caption) in enumerate(zip(PARAGRAPHS, captions, strict=True))
     )
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
 
@@ -1062,3 +1063,26 @@ def test_sentence_ending_in_parentheses_kept() -> None:
     said = "The mayor wrote about the line in the city's newsletter (see: Trams, page 4)"
     article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in [*PARAGRAPHS, said])
     assert main_text(unnamed_page(article, "")).splitlines() == [*PARAGRAPHS, said]
+
+
+@pytest.mark.parametrize(
+    "dateline",
+    [
+        "Published 11:34 PM EST Nov 19, 2019",
+        "Updated: 18 Nov 2019 9:38 pm",
+        "Posted on November 19, 2019 by Admin",
+    ],
+)
+def test_line_that_only_dates_the_article_dropped(dateline: str) -> None:
+    # The date is the page's metadata; in a box no rule names it came in as a line.
+    article = f'<h1>Tram line to the harbour</h1><div class="x7b">{dateline}</div>' + "".join(
+        f"<p>{p}</p>" for p in PARAGRAPHS
+    )
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_changelog_line_opening_with_updated_kept() -> None:
+    # A changelog says "Updated" too; without a time or a year it is content.
+    items = [f"Updated GDAL library Issue #96{n}" for n in range(10, 16)]
+    article = "<h1>Changes</h1><ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+    assert set(items) <= set(main_text(unnamed_page(article, "")).splitlines())

@@ -43,6 +43,8 @@ from trawl.extract.main_text_rules import (
     COMMENT_HEADING,
     CONTENT_WORDS,
     CREDIT_LINE,
+    DATELINE,
+    DATELINE_MAX,
     DEFAULT_TUNING,
     EMBEDDED_POST_SHARE,
     EMBEDDED_POSTS,
@@ -204,6 +206,7 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
         and not (len(line) <= longest and _repeats_title(line, titles))
         # A caption that no box marked as one, told by the credit it ends in.
         and not (len(line) <= CAPTION_MAX and PICTURE_CREDIT.search(line))
+        and not (len(line) <= DATELINE_MAX and DATELINE.match(line))
     )
     return kept, prose
 

@@ -372,6 +372,18 @@ GALLERY_LEVELS = 8  # how far up from a counter its picture is looked for
 MAX_GALLERIES = 24  # texts opening with "Image", "Photo"... looked at, per page
 # A photo's caption ends in its credit: "Protesters wore masks (Image: GETTY)". An
 # article's sentence does not; only a line under CAPTION_MAX characters is read.
+# "(AP Photo/Alan Diaz, File)" is an agency's credit of the same kind.
 PICTURE_CREDIT = re.compile(
-    r"\((?:image|photo|picture|pic|foto|bild)s?:[^()]{1,80}\)\s*$", re.IGNORECASE
+    r"\((?:(?:image|photo|picture|pic|foto|bild)s?:|(?:[^()]{0,30}\s)?(?:photo|foto)\s*/)"
+    r"[^()]{1,80}\)\s*$",
+    re.IGNORECASE,
 )
+# A line that only dates the article ("Published 11:34 PM EST Nov 19, 2019", "Updated:
+# 18 Nov 2019 9:38 pm"): the date is the page's metadata, not its text. A time or a
+# year of this era is required ("Updated GDAL library Issue #9614" is a changelog's).
+DATELINE = re.compile(
+    r"^(?:published|updated|posted|last updated|veröffentlicht|aktualisiert|publié|mis à jour)"
+    r"(?:\s+(?:on|am|le))?:?\s+[^.!?#]{0,60}\b(?:\d{1,2}:\d{2}|(?:19|20)\d{2})\b[^.!?#]{0,40}$",
+    re.IGNORECASE,
+)
+DATELINE_MAX = 160  # characters of a line read as one
