@@ -276,7 +276,7 @@ def _drop_furniture(
     half = len(text) / 2
     # A site may wrap the whole page in one <form> (ASP.NET): only a smaller one goes.
     doomed = [form for form in forms if len(form.text()) < half]
-    if SLIDE_COUNTER_IN_TEXT.search(text):  # the walk below only on a page that may need it
+    if SLIDE_COUNTER_IN_TEXT.search(text.lower()):  # the walk below only on a page that may need it
         doomed += _galleries(body, half)
     threads = 0
     # Hidden elements and furniture in one selection: each walks the whole tree.

@@ -360,8 +360,10 @@ CREDIT_LINE = re.compile(
 )
 # A photo gallery's counter ("Image 1 of 8", "Bild 3 von 12", "Photo 2 of / 9"): the
 # gallery's slides and controls are the smallest box around it that holds a picture.
+# Searched in the lowered text: with re.IGNORECASE the search was six times slower
+# (1.9 ms a page of the benchmark, a fifth of the whole extraction).
 SLIDE_COUNTER_IN_TEXT = re.compile(
-    r"(?i)(?:image|photo|picture|slide|bild|foto)\s*\d{1,3}\s*(?:of|von|de|sur)"
+    r"(?:image|photo|picture|slide|bild|foto)\s*\d{1,3}\s*(?:of|von|de|sur)"
 )
 SLIDE_WORD = re.compile(r"(?i)^\s*(?:image|photo|picture|slide|bild|foto)(?:\s+\d|\s*$)")
 SLIDE_COUNTER = re.compile(
