@@ -54,3 +54,18 @@ def test_the_console_script_loads_no_cli_into_spawned_workers() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "[]", f"{script.value} loads {result.stdout.strip()}"
+
+
+def test_detecting_a_language_imports_no_package_metadata() -> None:
+    """The model's cache key takes py3langid's own version: importlib.metadata and what it
+    imports (zipfile, csv...) are 0.8 MB that nothing else in a crawl loads."""
+    code = (
+        "import sys, trawl.cli, trawl.pipeline.crawl_run, trawl.pipeline.crawl_end\n"
+        "from trawl.extract.language import detect_language\n"
+        "print(detect_language(None, None, 'the river runs past the old stone mill'),"
+        " 'importlib.metadata' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.split() == ["en", "False"]

@@ -25,7 +25,6 @@ import shutil
 import tempfile
 import time
 from functools import cache
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,9 @@ def _unpacked_folder() -> Path:
     """The cache folder of this exact model, written first if missing: the arrays are
     synced to disk in a staging folder, which is then renamed into place, so no
     process (and no power cut) ever leaves half of one where a reader looks."""
-    key = f"py3langid-{version('py3langid')}-{_MODEL.stat().st_size}"
+    # py3langid's own version, not importlib.metadata's: that module and what it
+    # imports (zipfile, csv...) are 0.8 MB in a crawl that needs nothing else of them.
+    key = f"py3langid-{py3langid.__version__}-{_MODEL.stat().st_size}"
     parent = cache_folder()
     folder = parent / key
     if folder.is_dir():
