@@ -9,12 +9,17 @@ say so. The fusion's arithmetic and the setting's default run everywhere.
 from __future__ import annotations
 
 import importlib.util
+import io
 import subprocess
 import sys
 import textwrap
+import zipfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from trawl.index.tantivy_index import IndexReader, IndexWriter
@@ -199,6 +204,58 @@ def test_missing_or_broken_vectors_leave_bm25f_order(tmp_path: Path) -> None:
     index_pages(off, {"http://docs.test/limits": (limits[0], limits[1] + " Changed.")})
     assert urls(on, QUESTION) == urls(off, QUESTION)
     assert refresh_vectors(on) == 1  # the next refresh embeds it, and drops the old one
+    assert urls(on, QUESTION)[0] == "http://docs.test/limits"
+
+
+def _npy(array: npt.NDArray[Any]) -> bytes:
+    out = io.BytesIO()
+    np.save(out, array)
+    return out.getvalue()
+
+
+def _npy_header(shape: tuple[int, ...], descr: str) -> bytes:
+    """A .npy header claiming ``shape``, with none of its data behind it."""
+    header = repr({"descr": descr, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (-(10 + len(header) + 1) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+
+
+def _hostile(name: str) -> bytes:
+    # Imported here: the test that runs without the extra imports this module.
+    from trawl.search.semantic import MODEL_ID, WIDTH
+
+    keys, vectors = {
+        # A flipped digit in a header: numpy allocates what it claims before reading (TiBs).
+        "rows claimed": (_npy(np.array(["a"])), _npy_header((10**11, WIDTH), "<f4")),
+        "keys claimed": (_npy_header((10**12,), "<U64"), _npy(np.ones((1, WIDTH)))),
+        "keys not a list": (_npy(np.array("a")), _npy(np.ones((1, WIDTH), np.float32))),
+    }[name]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("model.npy", _npy(np.array(MODEL_ID)))
+        z.writestr("keys.npy", keys)
+        z.writestr("vectors.npy", vectors)
+    return out.getvalue()
+
+
+HOSTILE = ("rows claimed", "keys claimed", "keys not a list")
+
+
+@needs_model
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_vectors_files_leave_bm25f_order_and_are_rewritten(
+    tmp_path: Path, name: str
+) -> None:
+    """A vectors file that claims more than it holds, or holds the wrong shapes: search
+    ranks by BM25F alone, and the next refresh writes the file anew."""
+    from trawl.pipeline.vectors import refresh_vectors
+
+    off = Settings(data=tmp_path)
+    on = replace(off, semantic=True, semantic_weight=TIE_BREAK)
+    index_pages(off, PAGES)
+    on.vectors_path.write_bytes(_hostile(name))
+    assert urls(on, QUESTION) == urls(off, QUESTION)
+    assert refresh_vectors(on) == len(PAGES)
     assert urls(on, QUESTION)[0] == "http://docs.test/limits"
 
 

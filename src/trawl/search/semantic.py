@@ -126,7 +126,9 @@ def read_vectors(path: Path) -> Vectors:
                 return EMPTY
             keys = [str(k) for k in data["keys"]]
             matrix = np.asarray(data["vectors"], np.float32)
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # torn or foreign
+    # Torn or foreign. A header's shape is allocated before its data is read, so a flipped
+    # digit there asks for TiBs (MemoryError); a 0-d array of keys cannot be iterated.
+    except (OSError, ValueError, KeyError, EOFError, TypeError, MemoryError, zipfile.BadZipFile):
         return EMPTY
     if matrix.shape != (len(keys), WIDTH):
         return EMPTY
