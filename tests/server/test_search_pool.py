@@ -307,3 +307,28 @@ def test_a_dead_worker_that_cannot_be_replaced_strands_no_caller(
     os.kill(ctx.search_pool.pids()[0], signal.SIGKILL)
     assert _answered_in_threads(ctx, 4) == [os.getpid()] * 4
     ctx.search_pool.close()
+
+
+def test_a_caller_cancelled_as_a_worker_is_handed_to_it_gives_the_worker_back(
+    pooled: Context,
+) -> None:
+    """A client gone (its task cancelled) in the moment between a worker being handed to
+    it and its task running keeps no worker: the next search still gets one."""
+    pool = pooled.search_pool
+    pool.workers = 1
+    reader = pooled.index.get()
+    pool.start()
+
+    async def cancel_as_handed() -> int:
+        held = pool._take(lambda _: False)  # the one worker, busy elsewhere
+        assert held is not None
+        waiting = asyncio.ensure_future(pool.asearch(reader, search_request("tortoise")))
+        await asyncio.sleep(0.05)  # queued for the worker
+        pool._release(held)  # handed to it: its delivery runs on the loop's next turn
+        asyncio.get_running_loop().call_soon(waiting.cancel)  # and the client leaves then
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        _, _, pid = await asyncio.wait_for(pool.asearch(reader, search_request("tortoise")), 10)
+        return pid
+
+    assert asyncio.run(cancel_as_handed()) in pool.pids()

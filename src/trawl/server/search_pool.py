@@ -298,7 +298,15 @@ class SearchPool:
 
         worker = self._take(wake)
         if worker is None:
-            worker = await handed
+            try:
+                worker = await handed
+            except asyncio.CancelledError:
+                # Cancelled after ``deliver`` handed it a worker but before it ran: the
+                # worker is its to give back, or no search would get it again.
+                given = handed.result() if handed.done() and not handed.cancelled() else None
+                if given is not None:
+                    self._release(given)
+                raise
             if worker is None:
                 return await here()
         answered: asyncio.Future[Searched | None] = loop.create_future()
