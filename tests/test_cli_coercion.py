@@ -47,6 +47,10 @@ VALUES: tuple[Any, ...] = (
     "site",
     "data/here",
     "/tmp",
+    "a\x00b",  # no command line holds a NUL, but the contract is typer's error
+    "\udcff.txt",  # a file name's undecodable byte, as Python hands argv over
+    "000000000000000000",
+    "9" * 19,
     ("a", "b"),
     ["https://example.org/"],
     (),

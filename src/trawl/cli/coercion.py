@@ -76,7 +76,9 @@ def install() -> None:
             descriptor = self.descriptor  # type: ignore[attr-defined]
             if routes_to_path(descriptor.annotation, descriptor.parameter_info):
                 path_type = descriptor.parameter_info.path_type or descriptor.annotation
-                if path_type is Path and type(value) is str and value:
+                # A NUL makes the path checks raise ValueError, which typer words as its
+                # own error: its coercion answers that (no command line holds one).
+                if path_type is Path and type(value) is str and value and "\x00" not in value:
                     # typer's own path checks, given the Path its pydantic would make
                     return coerce_cli_path(
                         Path(value),
