@@ -371,7 +371,7 @@ def _captioned(image: LexborNode) -> LexborNode | None:
         if tag == "-text":
             if (child.text_content or "").strip():
                 return None
-        elif tag != "-comment" and child != image:
+        elif tag != "-comment" and child.mem_id != image.mem_id:  # not by HTML
             if caption is not None:
                 return None
             caption = child
