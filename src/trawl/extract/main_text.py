@@ -166,7 +166,14 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     titles = _titles(tree, [node for node in found if node.tag == "meta"])
     # A form to write in (a comment form, "Leave a Reply") is no part of any article;
     # its text box goes with the rest below, so the form is found first.
-    forms = [form for node in found if node.tag == "textarea" and (form := _form_of(node))]
+    # Once each: a form of thousands of text boxes would have its text read as often.
+    forms = list(
+        {
+            form.mem_id: form
+            for node in found
+            if node.tag == "textarea" and (form := _form_of(node))
+        }.values()
+    )
     # Removed last first, so that a node goes before any ancestor that contains it:
     # decomposing the ancestor first would free the node under its Python object.
     for node in reversed(found):
