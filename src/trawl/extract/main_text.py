@@ -861,7 +861,7 @@ def _alike(
     parts = []
     inner: dict[int, list[_Candidate]] | None = None  # taken once, when first needed
     for sibling in parent.iter():
-        if sibling == node:
+        if sibling.mem_id == node.mem_id:  # by node: == compares their serialised HTML
             parts.append(sibling)
             continue
         candidate = candidates.get(sibling.mem_id)
