@@ -258,8 +258,10 @@ class IndexWriter:
 
     def rollback(self) -> None:
         """Drop every change since the last commit."""
-        self._writer.rollback()
-        self.pending = 0
+        try:
+            self._writer.rollback()
+        finally:
+            self.pending = 0  # nothing for close to commit, even from a writer killed
 
     def close(self) -> None:
         self.commit()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from trawl.crawl.crawler import Crawler, CrawlLimits, CrawlStats
 from trawl.crawl.frontier import CrawlFrontier
-from trawl.errors import InvalidUrl, RenderError
+from trawl.errors import InvalidUrl, RenderError, StoreError
 from trawl.extras import require
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexReader, IndexWriter
@@ -293,6 +293,14 @@ async def crawl(
             # A run died before this one: whatever it left half done, store and index
             # agree again before this run reports (pipeline/integrity.py).
             await mend_after_crash(store, index, IndexReader(settings.index_path), parser)
+    except StoreError:
+        # The store's write batch may be lost (a full disk rolls it back): the pages
+        # indexed live since its last commit must not be committed on close, or the
+        # index holds pages the store lost. What the store kept and the index now
+        # lacks, the same command indexes when it resumes (carried, above).
+        with contextlib.suppress(ValueError):  # a writer the failure already killed
+            index.rollback()
+        raise
     finally:
         await parser.close()
         index.close()
