@@ -216,6 +216,12 @@ class Settings:
         -1,
         64,
     )
+    search_worker_timeout: float = _setting(
+        10.0,
+        "Seconds a search worker has to answer one search (a stopped or stuck one holds"
+        " it): past them it is killed and replaced, and the server runs that search itself.",
+        0.1,
+    )
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)
     recrawl_hours: float = _setting(
         0.0, "`trawl serve` re-crawls every enabled site this often; 0: never."

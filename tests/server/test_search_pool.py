@@ -4,6 +4,7 @@ server's process, from the newest commit, and a dead worker costs no request."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pickle
 import signal
@@ -332,3 +333,70 @@ def test_a_caller_cancelled_as_a_worker_is_handed_to_it_gives_the_worker_back(
         return pid
 
     assert asyncio.run(cancel_as_handed()) in pool.pids()
+
+
+def _stopped_worker(tmp_path: Path) -> tuple[Context, int]:
+    """A pool whose one worker is stopped (SIGSTOP): it takes a request and never answers."""
+    settings = Settings(
+        data=tmp_path, search_workers=1, search_cache_size=0, search_worker_timeout=2
+    )
+    index_guide(settings, range(3))
+    ctx = Context(settings)
+    ctx.search_pool.start()
+    (pid,) = ctx.search_pool.pids()
+    os.kill(pid, signal.SIGSTOP)
+    return ctx, pid
+
+
+def _replaced(pool: SearchPool, pid: int) -> None:
+    for _ in range(100):  # the loop's path replaces it off the loop
+        if pool.pids() and pid not in pool.pids():
+            break
+        time.sleep(0.1)
+    assert pool.pids() and pid not in pool.pids()
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(pid, 0)
+
+
+@contextlib.contextmanager
+def _cleaned(ctx: Context, pid: int) -> Iterator[None]:
+    try:
+        yield
+    finally:  # without the deadline the stopped worker would outlive the test
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        ctx.search_pool.close()
+
+
+def test_a_stopped_worker_holds_a_search_only_until_the_deadline(tmp_path: Path) -> None:
+    ctx, pid = _stopped_worker(tmp_path)
+    with _cleaned(ctx, pid):
+        assert _answered_in_threads(ctx, 1) == [os.getpid()]  # answered here, not held
+        _replaced(ctx.search_pool, pid)
+
+
+def test_a_stopped_worker_holds_a_loop_search_only_until_the_deadline(tmp_path: Path) -> None:
+    ctx, pid = _stopped_worker(tmp_path)
+    with _cleaned(ctx, pid):
+        search = ctx.search_pool.asearch(ctx.index.get(), search_request("tortoise"))
+        _, answer, by = asyncio.run(asyncio.wait_for(search, 30))
+        assert by == os.getpid() and answer["total"] == 3
+        _replaced(ctx.search_pool, pid)
+
+
+def test_a_stopped_worker_is_killed_when_its_caller_has_left(tmp_path: Path) -> None:
+    """The client gone (its task cancelled), the worker it held is still killed and
+    replaced at the deadline, or the pool would have lost it for good."""
+    ctx, pid = _stopped_worker(tmp_path)
+
+    async def leave() -> None:
+        search = asyncio.ensure_future(
+            ctx.search_pool.asearch(ctx.index.get(), search_request("tortoise"))
+        )
+        await asyncio.sleep(0.2)
+        search.cancel()
+        await asyncio.sleep(4)  # past the deadline, the loop still running
+
+    with _cleaned(ctx, pid):
+        asyncio.run(leave())
+        _replaced(ctx.search_pool, pid)

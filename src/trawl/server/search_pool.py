@@ -12,7 +12,8 @@ Each worker opens the index itself and reloads it before every search (a stat),
 so it answers from the newest commit, as the server's own reader does; the answer
 comes back with the commit mark it was searched at, which keys the result cache.
 A worker that dies (kill -9, out of memory) costs no request: that search runs in
-the server's process and a new worker takes its place.
+the server's process and a new worker takes its place. So does one that holds a
+search past ``search_worker_timeout`` (stopped, stuck): it is killed first.
 
 Each worker has a pipe of its own, and a route's thread talks to an idle worker
 directly. ``concurrent.futures.ProcessPoolExecutor`` passes every task through two
@@ -260,6 +261,9 @@ class SearchPool:
                 return search_here(reader, request, self._settings)
         try:
             worker.conn.send(request)
+            if not worker.conn.poll(self._settings.search_worker_timeout):
+                self._expire(worker)
+                return search_here(reader, request, self._settings)
             answer: Searched | None = worker.conn.recv()
         except (EOFError, OSError):
             log.warning("search worker %s died: a new one takes its place", worker.process.pid)
@@ -338,8 +342,17 @@ class SearchPool:
                 loop.remove_reader(fd)
                 log.warning("search worker %s died: a new one takes its place", worker.process.pid)
                 loop.run_in_executor(None, self._replace, worker)
+            deadline.cancel()
             if not answered.done():
                 answered.set_result(answer)
+
+        # Past the deadline the worker is killed, whether or not its caller still waits
+        # (cancelled, ``answered`` is done): a stopped worker would be held for ever.
+        def expire() -> None:
+            loop.remove_reader(fd)
+            loop.run_in_executor(None, self._expire, worker)
+            if not answered.done():
+                answered.set_result(None)
 
         try:
             worker.conn.send(request)  # a few hundred bytes to an idle reader: no wait
@@ -347,9 +360,22 @@ class SearchPool:
             await asyncio.to_thread(self._replace, worker)
             return await here()
         os.set_blocking(fd, False)
+        deadline = loop.call_later(self._settings.search_worker_timeout, expire)
         loop.add_reader(fd, readable)
         answer = await answered
         return await here() if answer is None else answer
+
+    def _expire(self, worker: _Process) -> None:
+        """``worker`` held a search past the deadline: killed (SIGKILL ends a stopped
+        process too) and replaced."""
+        log.warning(
+            "search worker %s did not answer in %s s: killed, a new one takes its place",
+            worker.process.pid,
+            self._settings.search_worker_timeout,
+        )
+        with contextlib.suppress(OSError):
+            worker.process.kill()
+        self._replace(worker)
 
     def _replace(self, dead: _Process) -> None:
         dead.conn.close()
