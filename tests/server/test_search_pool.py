@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from multiprocessing import Pipe
+from multiprocessing import Pipe, resource_tracker
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,7 +24,7 @@ from trawl.search.request import search_request
 from trawl.server import api_search
 from trawl.server.app import create_app
 from trawl.server.context import Context
-from trawl.server.search_pool import SearchPool, _message, _send_whole
+from trawl.server.search_pool import MAX_DEATHS, SearchPool, _message, _send_whole
 from trawl.settings import Settings
 
 pytestmark = pytest.mark.slow  # worker processes
@@ -400,3 +400,24 @@ def test_a_stopped_worker_is_killed_when_its_caller_has_left(tmp_path: Path) -> 
     with _cleaned(ctx, pid):
         asyncio.run(leave())
         _replaced(ctx.search_pool, pid)
+
+
+def test_workers_dying_at_birth_are_not_replaced_for_ever(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker whose interpreter cannot start (a broken install) dies at once: after
+    MAX_DEATHS in a row no more are spawned, said once, and the server searches."""
+    settings = Settings(data=tmp_path, search_workers=1, search_cache_size=0)
+    index_guide(settings, range(3))
+    ctx = Context(settings)
+    resource_tracker.ensure_running()  # a process spawn needs, started while it can start
+    monkeypatch.setenv("PYTHONHOME", str(tmp_path / "no-python-here"))  # real deaths
+    try:
+        for _ in range(MAX_DEATHS + 3):
+            assert _answered_in_threads(ctx, 1) == [os.getpid()]
+        _, _, pid = asyncio.run(ctx.search_pool.asearch(ctx.index.get(), search_request("x")))
+        assert pid == os.getpid() and ctx.search_pool.pids() == []
+        said = [r.getMessage() for r in caplog.records if "in a row died" in r.getMessage()]
+        assert len(said) == 1
+    finally:
+        ctx.search_pool.close()

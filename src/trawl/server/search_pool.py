@@ -13,7 +13,10 @@ so it answers from the newest commit, as the server's own reader does; the answe
 comes back with the commit mark it was searched at, which keys the result cache.
 A worker that dies (kill -9, out of memory) costs no request: that search runs in
 the server's process and a new worker takes its place. So does one that holds a
-search past ``search_worker_timeout`` (stopped, stuck): it is killed first.
+search past ``search_worker_timeout`` (stopped, stuck): it is killed first. Workers
+that keep dying before any answer (a broken install, a missing library) are not
+replaced for ever: after MAX_DEATHS in a row the pool stops spawning and the server
+searches itself.
 
 Each worker has a pipe of its own, and a route's thread talks to an idle worker
 directly. ``concurrent.futures.ProcessPoolExecutor`` passes every task through two
@@ -62,6 +65,11 @@ Searched = tuple[CommitMark | None, Answer, int]
 # it spends ~2 CPU-ms a request (HTTP, the rate limit, the JSON) against ~5-7 for the
 # search itself (bench/RESULTS.md), and each worker holds ~50 MB.
 MAX_AUTO_WORKERS = 4
+
+# Worker deaths in a row, with no answer from any worker between them, after which
+# the pool spawns no more: each costs a spawn (~50 MB, a second of imports) and a
+# request's round trip, for a worker that dies the same way.
+MAX_DEATHS = 3
 
 
 def serving_workers(setting: int, cores: int | None = None) -> int:
@@ -174,6 +182,7 @@ class SearchPool:
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
+        self._deaths = 0  # in a row, with no answer between them
 
     @property
     def closed(self) -> bool:
@@ -267,8 +276,9 @@ class SearchPool:
             answer: Searched | None = worker.conn.recv()
         except (EOFError, OSError):
             log.warning("search worker %s died: a new one takes its place", worker.process.pid)
-            self._replace(worker)
+            self._replace(worker, died=True)
             return search_here(reader, request, self._settings)
+        self._deaths = 0
         self._release(worker)
         return search_here(reader, request, self._settings) if answer is None else answer
 
@@ -337,11 +347,12 @@ class SearchPool:
                 loop.remove_reader(fd)
                 os.set_blocking(fd, True)  # as the thread path (search) expects it
                 answer = ForkingPickler.loads(message)  # our own worker, as recv() would
+                self._deaths = 0
                 self._release(worker)
             else:
                 loop.remove_reader(fd)
                 log.warning("search worker %s died: a new one takes its place", worker.process.pid)
-                loop.run_in_executor(None, self._replace, worker)
+                loop.run_in_executor(None, self._replace, worker, True)
             deadline.cancel()
             if not answered.done():
                 answered.set_result(answer)
@@ -357,7 +368,7 @@ class SearchPool:
         try:
             worker.conn.send(request)  # a few hundred bytes to an idle reader: no wait
         except OSError:
-            await asyncio.to_thread(self._replace, worker)
+            await asyncio.to_thread(self._replace, worker, True)
             return await here()
         os.set_blocking(fd, False)
         deadline = loop.call_later(self._settings.search_worker_timeout, expire)
@@ -367,7 +378,7 @@ class SearchPool:
 
     def _expire(self, worker: _Process) -> None:
         """``worker`` held a search past the deadline: killed (SIGKILL ends a stopped
-        process too) and replaced."""
+        process too) and replaced; not a death, which a slow query must not count as."""
         log.warning(
             "search worker %s did not answer in %s s: killed, a new one takes its place",
             worker.process.pid,
@@ -377,16 +388,25 @@ class SearchPool:
             worker.process.kill()
         self._replace(worker)
 
-    def _replace(self, dead: _Process) -> None:
+    def _replace(self, dead: _Process, died: bool = False) -> None:
         dead.conn.close()
         dead.process.join(timeout=5)
         stranded: list[_Waiter] = []
+        fresh: _Process | None = None
         with self._lock:
             if dead in self._all:  # not when the pool closed meanwhile
                 self._all.remove(dead)
             if self._closed:
                 return
-            fresh = self._spawn_or_none()
+            self._deaths += died
+            if self._deaths < MAX_DEATHS:
+                fresh = self._spawn_or_none()
+            elif died and self._deaths == MAX_DEATHS:
+                log.error(
+                    "%d search workers in a row died before answering: no more are"
+                    " started, searches run in the server's process",
+                    self._deaths,
+                )
             if fresh is None and not self._all:  # no worker left to free them
                 stranded = list(self._waiters)
                 self._waiters.clear()
