@@ -30,47 +30,53 @@ from trawl.search.request import (
 from trawl.server.answers import page_json
 from trawl.server.context import Context, context_of
 from trawl.server.errors import public_message
+from trawl.server.search_pool import Answer, Searched
 
 __all__ = ["page_json", "router", "run_search"]  # page_json: `trawl search --json` too
 
 router = APIRouter()
 
 
-def run_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str, Any]:
-    """The answer to ``request``: from the result cache when this index commit already
-    answered it (its ``took_ms`` then this answer's own), else searched."""
-    started = time.perf_counter()
+def _cached(ctx: Context, request: SearchRequest, started: float) -> tuple[Any, Answer | None]:
+    """The index reader a search now would read, and this commit's cached answer to
+    ``request`` if it has one (its ``took_ms`` then this answer's own)."""
     reader = ctx.index.get()
     reader.reload()  # a stat: the commit mark a search now would read
-    key = (request, reader.generation)
-    answer = ctx.results.get(key) if key[1] is not None else None
-    if answer is None:
-        # Keyed by the commit the search read, which a commit meanwhile moves on.
-        generation, answer, _ = ctx.search_pool.search(reader, request)
-        if generation is not None:
-            ctx.results.put((request, generation), answer)
-    else:
+    if reader.generation is None:
+        return reader, None
+    answer = ctx.results.get((request, reader.generation))
+    if answer is not None:
         answer = {**answer, "took_ms": round((time.perf_counter() - started) * 1000, 2)}
+    return reader, answer
+
+
+def _kept(ctx: Context, request: SearchRequest, searched: Searched) -> Answer:
+    generation, answer, _ = searched
+    if generation is not None:  # keyed by the commit the search read, not the one now
+        ctx.results.put((request, generation), answer)
+    return answer
+
+
+def run_search(ctx: Context, request: SearchRequest, *, source: str) -> Answer:
+    """The answer to ``request``: from the result cache when this index commit already
+    answered it, else searched."""
+    started = time.perf_counter()
+    reader, answer = _cached(ctx, request, started)
+    if answer is None:
+        answer = _kept(ctx, request, ctx.search_pool.search(reader, request))
     ctx.metrics.observe_query(time.perf_counter() - started, source)
     return answer
 
 
-async def arun_search(ctx: Context, request: SearchRequest, *, source: str) -> dict[str, Any]:
+async def arun_search(ctx: Context, request: SearchRequest, *, source: str) -> Answer:
     """``run_search`` on the event loop: the server's part of a search (a stat, the
     cache, the metrics) needs no thread, so an answer from the cache takes none; with
     search workers the loop waits on a worker's pipe, without them the search runs in
     a thread."""
     started = time.perf_counter()
-    reader = ctx.index.get()
-    reader.reload()
-    key = (request, reader.generation)
-    answer = ctx.results.get(key) if key[1] is not None else None
+    reader, answer = _cached(ctx, request, started)
     if answer is None:
-        generation, answer, _ = await ctx.search_pool.asearch(reader, request)
-        if generation is not None:
-            ctx.results.put((request, generation), answer)
-    else:
-        answer = {**answer, "took_ms": round((time.perf_counter() - started) * 1000, 2)}
+        answer = _kept(ctx, request, await ctx.search_pool.asearch(reader, request))
     ctx.metrics.observe_query(time.perf_counter() - started, source)
     return answer
 
