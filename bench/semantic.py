@@ -185,18 +185,12 @@ class MiniLM:
         return np.asarray(pooled / norms, np.float32)
 
     def embed(self, texts: Sequence[str], batch: int = 32) -> Vector:
+        from trawl.search.semantic import padded_batches  # noqa: PLC0415 - the extra's
+
         encoded = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))  # little padding
         out = np.zeros((len(encoded), WIDTH), np.float32)
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            length = max(len(encoded[i]) for i in rows)
-            ids = np.zeros((len(rows), length), np.int64)
-            mask = np.zeros((len(rows), length), np.float32)
-            for r, i in enumerate(rows):
-                ids[r, : len(encoded[i])] = encoded[i]
-                mask[r, : len(encoded[i])] = 1
-            out[rows] = self.forward(ids, mask)
+        for rows, ids, mask in padded_batches(encoded, batch):
+            out[rows] = self.forward(ids, mask.astype(np.float32))
         return out
 
 

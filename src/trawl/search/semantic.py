@@ -22,7 +22,7 @@ import importlib.util
 import os
 import threading
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -75,22 +75,31 @@ class Encoder:
 
     def embed(self, texts: Sequence[str], batch: int = 32) -> Matrix:
         encoded = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))  # little padding
         out = np.zeros((len(encoded), WIDTH), np.float32)
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            length = max(len(encoded[i]) for i in rows)
-            ids = np.zeros((len(rows), length), np.int64)
-            mask = np.zeros((len(rows), length), np.int64)
-            for r, i in enumerate(rows):
-                ids[r, : len(encoded[i])] = encoded[i]
-                mask[r, : len(encoded[i])] = 1
+        for rows, ids, mask in padded_batches(encoded, batch):
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             hidden = self._session.run(None, feed)[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(1) / np.maximum(weights.sum(1), 1e-9)
             out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out
+
+
+def padded_batches(
+    encoded: Sequence[Sequence[int]], batch: int
+) -> Iterator[tuple[list[int], npt.NDArray[np.int64], npt.NDArray[np.int64]]]:
+    """``encoded`` token ids, ``batch`` rows at a time in order of length (little
+    padding): the rows' places in ``encoded``, their ids zero-padded, and the mask."""
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        length = max(len(encoded[i]) for i in rows)
+        ids = np.zeros((len(rows), length), np.int64)
+        mask = np.zeros((len(rows), length), np.int64)
+        for r, i in enumerate(rows):
+            ids[r, : len(encoded[i])] = encoded[i]
+            mask[r, : len(encoded[i])] = 1
+        yield rows, ids, mask
 
 
 _lock = threading.Lock()
