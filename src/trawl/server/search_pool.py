@@ -275,11 +275,9 @@ class SearchPool:
                 return search_here(reader, request, self._settings)
             answer: Searched | None = worker.conn.recv()
         except (EOFError, OSError):
-            log.warning("search worker %s died: a new one takes its place", worker.process.pid)
-            self._replace(worker, died=True)
+            self._died(worker)
             return search_here(reader, request, self._settings)
-        self._deaths = 0
-        self._release(worker)
+        self._answered(worker)
         return search_here(reader, request, self._settings) if answer is None else answer
 
     async def asearch(self, reader: IndexReader, request: SearchRequest) -> Searched:
@@ -347,12 +345,10 @@ class SearchPool:
                 loop.remove_reader(fd)
                 os.set_blocking(fd, True)  # as the thread path (search) expects it
                 answer = ForkingPickler.loads(message)  # our own worker, as recv() would
-                self._deaths = 0
-                self._release(worker)
+                self._answered(worker)
             else:
                 loop.remove_reader(fd)
-                log.warning("search worker %s died: a new one takes its place", worker.process.pid)
-                loop.run_in_executor(None, self._replace, worker, True)
+                loop.run_in_executor(None, self._died, worker)
             deadline.cancel()
             if not answered.done():
                 answered.set_result(answer)
@@ -368,13 +364,23 @@ class SearchPool:
         try:
             worker.conn.send(request)  # a few hundred bytes to an idle reader: no wait
         except OSError:
-            await asyncio.to_thread(self._replace, worker, True)
+            await asyncio.to_thread(self._died, worker)
             return await here()
         os.set_blocking(fd, False)
         deadline = loop.call_later(self._settings.search_worker_timeout, expire)
         loop.add_reader(fd, readable)
         answer = await answered
         return await here() if answer is None else answer
+
+    def _answered(self, worker: _Process) -> None:
+        """``worker`` answered: it is free, and the run of deaths at birth is broken."""
+        with self._lock:
+            self._deaths = 0
+        self._release(worker)
+
+    def _died(self, worker: _Process) -> None:
+        log.warning("search worker %s died: a new one takes its place", worker.process.pid)
+        self._replace(worker, died=True)
 
     def _expire(self, worker: _Process) -> None:
         """``worker`` held a search past the deadline: killed (SIGKILL ends a stopped
