@@ -7,8 +7,9 @@ other spellings of compounds, Snowball English, folding), given every query
 term as the target says, and also given the query without its stop words, as
 Trawl searches it, at k1 1.5 and at tantivy's fixed k1 1.2 (the like-for-like
 peer). SciFact's train split has a row of its own: the queries to tune on,
-the test split's for reporting. Metrics from ir-measures for both. On SciFact also: indexing documents/s, top-10
-queries/s, p50 and p99 latency, one query at a time; a query's time includes
+the test split's for reporting. Metrics from ir-measures for both. On SciFact
+also: indexing documents/s, top-10 queries/s, p50 and p99 latency, one query at
+a time; a query's time includes
 handing back the results' identities (Trawl's URLs, read from its stored pages;
 the collection's ids for bm25s's row numbers).
 
