@@ -698,6 +698,33 @@ def test_cli_eval_sweep_prints_a_table_and_json(beir: Path) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("splits", "given", "used", "ndcg"),
+    [
+        # train holds festival's judgment (d6 second: 0.6309); test's are all found first.
+        (["train", "dev"], [], "train", 0.6309),
+        (["dev"], [], "dev", 1.0),
+        ([], [], "test", 1.0),
+        (["train"], ["--split", "test"], "test", 1.0),
+    ],
+)
+def test_cli_eval_sweep_over_beir_tunes_on_train_else_dev_unless_told(
+    beir: Path, splits: list[str], given: list[str], used: str, ndcg: float
+) -> None:
+    (beir / "qrels" / "dev.tsv").unlink()
+    rows = {"train": BEIR_QRELS["festival"], "dev": BEIR_QRELS["dev"]}
+    for split in splits:
+        (beir / "qrels" / f"{split}.tsv").write_text("\n".join(rows[split]) + "\n")
+
+    result = trawl(
+        "eval", "sweep", "--param", "body_boost", "--values", "1", "--beir", str(beir), *given
+    )  # fmt: skip
+
+    assert result.returncode == 0, result.stderr
+    assert f"tiny: split {used}" in result.stderr
+    assert last_json(result.stdout)["1"]["ndcg@10"] == ndcg
+
+
 def test_cli_eval_sweep_over_a_golden_set(crawled: tuple[str, SiteServer], tmp_path: Path) -> None:
     data, _ = crawled
     golden = tmp_path / "g.tsv"

@@ -125,15 +125,22 @@ def eval_sweep(
     beir: Annotated[Path | None, typer.Option("--beir", help="A BEIR folder.")] = None,
     smart: Annotated[Path | None, typer.Option("--smart", help="A SMART folder.")] = None,
     golden: Annotated[Path | None, typer.Option("--golden", help="A golden TSV file.")] = None,
-    split: SplitOpt = "test",
+    split: Annotated[
+        str | None,
+        typer.Option(
+            "--split", help="Which qrels file: qrels/SPLIT.tsv (default: train, else dev, test)."
+        ),
+    ] = None,
     data: DataOpt = None,
     config: ConfigOpt = None,
     half: HalfOpt = "tuning",
 ) -> None:
     """Rerun one evaluation (--beir, --smart or --golden) per value; print a table.
 
-    A golden set is swept on its tuning half unless --half says otherwise: its
-    reporting half is for reporting."""
+    A golden set is swept on its tuning half unless --half says otherwise, a BEIR
+    folder on its train (else dev) split unless --split does: what is reported is not
+    tuned on."""
+    from trawl.evaluation.collections import tuning_split
     from trawl.evaluation.sweep import sweep
 
     chosen = [x for x in (beir, smart, golden) if x is not None]
@@ -142,7 +149,9 @@ def eval_sweep(
     try:
         settings = load_settings(config, data=data)
         if beir is not None:
-            evaluation = _beir_eval(beir, split)
+            chosen_split = split or tuning_split(beir)
+            typer.echo(f"{beir.name}: split {chosen_split}", err=True)
+            evaluation = _beir_eval(beir, chosen_split)
         elif smart is not None:
             evaluation = _smart_eval(smart)
         else:

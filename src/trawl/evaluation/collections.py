@@ -32,6 +32,15 @@ class Collection:
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
+# BEIR's splits other than test, in the order a tuning run takes them: what a sweep tunes
+# on must not be what is reported (SciFact: 809 train claims, 300 test).
+TUNING_SPLITS = ("train", "dev")
+
+
+def tuning_split(folder: Path) -> str:
+    """The BEIR split to tune on: train, else dev; test when the folder has neither."""
+    found = (s for s in TUNING_SPLITS if (folder / "qrels" / f"{s}.tsv").is_file())
+    return next(found, "test")
 
 
 def read_beir(folder: Path, split: str = "test") -> Collection:
