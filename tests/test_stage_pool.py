@@ -201,6 +201,38 @@ async def test_a_page_parsed_during_the_warm_up_leaves_the_event_loop_free() -> 
         await pool.close()
 
 
+async def test_a_large_page_parsed_here_leaves_the_event_loop_free() -> None:
+    # A hostile page of 600,000 paragraphs (4 MB, within max_bytes) took 30 s to
+    # parse; parsed on the event loop, every other request of the crawl timed out
+    # meanwhile and was recorded as the host's failure.
+    pool = StagePool(0)
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    body = b"<html><body>" + b"<p>a b " * 30_000 + b"</body></html>"
+    url = "http://127.0.0.1:1/heavy"
+    ticking = asyncio.create_task(tick())
+    try:
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        parsed = await pool.parse(body, url, "text/html", None)
+        took = time.monotonic() - started
+        await asyncio.sleep(0.05)  # the tick the parse held back, if it did
+    finally:
+        ticking.cancel()
+        await pool.close()
+    assert parsed.word_count > 0
+    # The loop kept its turns: no gap near the parse's own length (a blocked loop's).
+    assert max(gaps) < max(0.25, took / 4), (max(gaps), took)
+
+
 async def test_an_on_demand_pool_starts_its_workers_once_the_loop_is_busy() -> None:
     before = {p.pid for p in multiprocessing.active_children()}
     # Any use of the loop's thread in a window counts as busy here (share 0).

@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from multiprocessing import get_all_start_methods, get_context
@@ -48,6 +48,11 @@ BULK_DOCUMENT_BATCH = 256
 # (bench/RESULTS.md, "Many hosts: parsing on demand").
 BUSY_WINDOW = 2.0
 BUSY_SHARE = 0.85
+# A body parsed in this process past this size is parsed in a thread: parsing costs up
+# to 7 us a byte (a hostile 4 MB page of bare paragraphs took 30 s), and on the event
+# loop it held every other request until their timeouts fired. In a thread the loop
+# still gets the GIL at each switch interval (5 ms). Smaller pages take under 0.2 s.
+LOOP_PARSE_BYTES = 128 * 1024
 
 Page = tuple[PageRecord, Sequence[str]]  # a page and the anchor texts of links to it
 Fields = dict[str, Any]  # index_fields' answer
@@ -146,6 +151,15 @@ def _parse(
     return parse_page(body, url, content_type, content_language)
 
 
+def _timed_parse(
+    body: bytes, url: str, content_type: str | None, content_language: str | None
+) -> tuple[ParsedPage, float]:
+    """``_parse``'s answer and the CPU seconds its thread spent on it."""
+    start = time.thread_time()
+    parsed = _parse(body, url, content_type, content_language)
+    return parsed, time.thread_time() - start
+
+
 def _documents(pages: Sequence[Page]) -> list[Fields]:
     from trawl.index.documents import index_fields  # noqa: PLC0415 - see the module's docstring
 
@@ -193,6 +207,10 @@ class StagePool:
         self._started: list[Future[int]] = []  # each worker's first task: done once it is up
         self._pool: ProcessPoolExecutor | None = None
         self._warming: asyncio.Task[None] | None = None
+        self._thread_cpu = 0.0  # CPU seconds of parses run in threads (LOOP_PARSE_BYTES)
+        # One thread, so one parse at a time as on the loop: each holds a huge page's tree.
+        # An executor, not a lock: it is bound to no event loop. Made at its first page.
+        self._parse_thread: ThreadPoolExecutor | None = None
 
     @property
     def workers_started(self) -> bool:
@@ -210,7 +228,8 @@ class StagePool:
 
     def _watch_load(self) -> None:
         """Start the workers when the loop's thread had no time to spare for a window."""
-        now, cpu = time.monotonic(), time.thread_time()
+        # A parse run in a thread is the loop's work too: it holds the GIL from it.
+        now, cpu = time.monotonic(), time.thread_time() + self._thread_cpu
         if self._since is None or now - self._since[0] < self._window:
             self._since = self._since or (now, cpu)
             return
@@ -263,6 +282,14 @@ class StagePool:
                 # warm-up that failed fails the parse below, with its own error.
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self._warming)
+            if len(body) > LOOP_PARSE_BYTES:
+                if self._parse_thread is None:
+                    self._parse_thread = ThreadPoolExecutor(1, thread_name_prefix="trawl-parse")
+                parsed, cpu = await asyncio.get_running_loop().run_in_executor(
+                    self._parse_thread, _timed_parse, body, url, content_type, content_language
+                )
+                self._thread_cpu += cpu
+                return parsed
             return _parse(body, url, content_type, content_language)
         loop = asyncio.get_running_loop()
         try:
@@ -337,6 +364,9 @@ class StagePool:
 
     def shutdown(self) -> None:
         """Stop the workers (again: a no-op), cancelling what they have not begun."""
+        if self._parse_thread is not None:
+            self._parse_thread.shutdown(wait=False, cancel_futures=True)
+            self._parse_thread = None
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
             self._pool = None
