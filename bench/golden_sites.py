@@ -6,6 +6,12 @@ does, so a crawl of it sees the site as its live host would serve it.
 
     .venv/bin/python bench/golden_sites.py sumo /tmp/sumo-data
     .venv/bin/trawl eval golden bench/golden/sumo-docs.tsv --data /tmp/sumo-data
+
+The Cargo book is the mdBook copy rustup installs with the toolchain's docs; it is crawled
+as https://doc.rust-lang.org/cargo/, its live home, through a host alias to a loopback
+server that answers /cargo/ from that folder (and 404 for the rest of the live host).
+
+    .venv/bin/python bench/golden_sites.py cargo /tmp/cargo-data
 """
 
 from __future__ import annotations
@@ -27,6 +33,34 @@ SITES = {
     "sumo": ("site-sumo-docs", b"https://sumo.dlr.de", ["/docs/index.html", "/docs/TraCI.html"]),
     "postgres": ("site-postgresql-15-docs", b"", ["/index.html"]),
 }
+
+
+LIVE_CARGO = "doc.rust-lang.org"
+
+
+def cargo_book() -> Path | None:
+    """The Cargo book rustup installed (``rustup component add rust-docs``), if any."""
+    found = sorted(Path.home().glob(".rustup/toolchains/*/share/doc/rust/html/cargo/index.html"))
+    return found[0].parent if found else None
+
+
+def prefix_handler(root: Path, prefix: str) -> type[SimpleHTTPRequestHandler]:
+    """Serves ``root`` at ``prefix`` (``/cargo/``), 404 elsewhere, as the live host does for
+    a book among other books."""
+
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def translate_path(self, path: str) -> str:
+            if not path.startswith(prefix):
+                return str(root / "no such file")
+            return super().translate_path("/" + path[len(prefix) :])
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
 
 
 def rewriting_handler(root: Path, live: bytes, origin: bytes) -> type[SimpleHTTPRequestHandler]:
@@ -61,7 +95,30 @@ def rewriting_handler(root: Path, live: bytes, origin: bytes) -> type[SimpleHTTP
     return Handler
 
 
+def crawl_cargo(data: Path) -> str:
+    root = cargo_book()
+    if root is None:
+        raise SystemExit("no Cargo book under ~/.rustup (rustup component add rust-docs)")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), prefix_handler(root, "/cargo/"))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    alias = f"{LIVE_CARGO}=127.0.0.1:{httpd.server_address[1]}"
+    try:
+        settings = Settings(
+            data=data, delay=0.0, concurrency=8, host_concurrency=8, host_aliases=alias
+        )
+        store = SQLiteStore(settings.sqlite_path)
+        outcome = asyncio.run(crawl([f"https://{LIVE_CARGO}/cargo/index.html"], settings, store))
+        store.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    return outcome.outcome
+
+
 def crawl_site(name: str, data: Path) -> str:
+    if name == "cargo":
+        return crawl_cargo(data)
     folder, live, starts = SITES[name]
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
     origin = f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -81,7 +138,7 @@ def crawl_site(name: str, data: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("site", choices=sorted(SITES))
+    parser.add_argument("site", choices=sorted([*SITES, "cargo"]))
     parser.add_argument("data", type=Path)
     args = parser.parse_args()
     print(crawl_site(args.site, args.data))

@@ -5,7 +5,8 @@ and blank lines are skipped. The category (one of ``CATEGORIES``) may be left
 out, and the older ``query<TAB>url<TAB>url...`` form still reads. It runs
 against a crawled data folder's index. An expected URL is a full URL, or a path
 (with its query string, if any), which a page at that path on any host answers:
-the manual is crawled from a loopback port that changes from run to run.
+the manual is crawled from a loopback port that changes from run to run. An answer may
+name its section (``/p.html#anchor``): the page is judged, the anchor kept in ``sections``.
 
 Every query falls in a tuning half or a reporting half by a hash of its text
 (``half_of``), fixed before any ranking was tuned on it: tune on one, report the
@@ -39,6 +40,7 @@ class GoldenQuery:
     expected: tuple[str, ...]
     category: Category | None
     half: Half
+    sections: tuple[str, ...] = ()  # the expected answers as written, anchors included
 
 
 def half_of(text: str) -> Half:
@@ -67,14 +69,19 @@ def read_golden_set(path: Path) -> list[GoldenQuery]:
                 f"{path}:{number}: expected query<TAB>url[ url...][<TAB>category]"
                 f" (categories: {', '.join(CATEGORIES)})"
             )
-        expected = tuple(dict.fromkeys(u for p in parts[1:] for u in p.split()))
-        strange = [u for u in expected if not u.startswith("/") and "://" not in u]
+        written = tuple(dict.fromkeys(u for p in parts[1:] for u in p.split()))
+        strange = [u for u in written if not u.startswith("/") and "://" not in u]
         if strange:
             raise CollectionError(
                 f"{path}:{number}: {strange[0]!r} is neither a URL, a path nor a category"
                 f" ({', '.join(CATEGORIES)})"
             )
-        found.append(GoldenQuery(f"q{number}", parts[0], expected, category, half_of(parts[0])))
+        # A hit is a page: an answer naming its section is found by finding its page.
+        expected = tuple(dict.fromkeys(u.split("#", 1)[0] for u in written))
+        sections = written if any("#" in u for u in written) else ()
+        found.append(
+            GoldenQuery(f"q{number}", parts[0], expected, category, half_of(parts[0]), sections)
+        )
     if not found:
         raise CollectionError(f"{path}: no queries")
     return found
