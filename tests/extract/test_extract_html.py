@@ -442,3 +442,32 @@ def test_a_giant_title_description_or_heading_is_cut() -> None:
     assert page.title.startswith("word word") and len(page.title) <= MAX_FIELD_CHARS
     assert page.description.startswith("word") and len(page.description) <= MAX_FIELD_CHARS
     assert [len(h) <= MAX_FIELD_CHARS for h in page.h1 + page.h2] == [True, True]
+
+
+# An mdBook page as the Cargo book's: each heading's text is a link to itself, in a class
+# ("header") that readability's unlikely-candidate words name.
+MDBOOK_PAGE = (
+    "<html><head><title>Cargo Home - The Cargo Book</title></head><body>"
+    '<div id="mdbook-help-container"><h2 class="mdbook-help-title">Keyboard shortcuts</h2>'
+    "<p>Press S to search in the book</p></div>"
+    '<nav id="mdbook-sidebar" class="sidebar"></nav><div class="page"><main>'
+    '<h1 id="cargo-home"><a class="header" href="#cargo-home">Cargo Home</a></h1>'
+    "<p>" + "Cargo stores downloaded build dependencies in the Cargo home folder. " * 4 + "</p>"
+    '<h2 id="files"><a class="header" href="#files">Files:</a></h2>'
+    "<ul><li><p><code>config.toml</code> Cargo's global configuration file, read by every"
+    " command before it runs.</p></li></ul>"
+    '<h2 id="clearing-the-cache"><a class="header" href="#clearing-the-cache">Clearing the'
+    " cache</a></h2><p>" + "In theory, you can always remove any part of the cache. " * 4 + "</p>"
+    "</main></div></body></html>"
+)
+
+
+def test_mdbook_headings_that_link_to_themselves_open_sections() -> None:
+    page = parse_html(MDBOOK_PAGE.encode(), "https://doc.rust-lang.org/cargo/guide/cargo-home.html")
+
+    found = [(s.title, s.level, s.anchor) for s in page.sections]
+    assert ("Files:", 2, "files") in found
+    assert ("Clearing the cache", 2, "clearing-the-cache") in found
+    assert "Keyboard shortcuts" not in [s.title for s in page.sections]  # outside the main text
+    for s in page.sections:
+        assert page.text[s.start :].startswith(s.title)

@@ -317,6 +317,8 @@ def _drop_furniture(
             if (
                 _is_unlikely(names)
                 and node.tag not in NEVER_DROPPED
+                # A heading's own link (mdBook's <h2 id><a class="header">) is its title.
+                and (node.parent is None or node.parent.tag not in HEADING_RANK)
                 and len(text := node.text()) < half
                 and not text.isspace()
                 and text
