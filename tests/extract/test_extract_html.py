@@ -471,3 +471,31 @@ def test_mdbook_headings_that_link_to_themselves_open_sections() -> None:
     assert "Keyboard shortcuts" not in [s.title for s in page.sections]  # outside the main text
     for s in page.sections:
         assert page.text[s.start :].startswith(s.title)
+
+
+def test_a_short_page_marking_its_content_is_read_from_main_not_the_furniture() -> None:
+    # An mdBook chapter that is a list of links: too little for the main-text scorer, so
+    # the page stands in by its visible text, which held the help popup and theme menu.
+    html = (
+        "<html><head><title>Build Commands - The Cargo Book</title></head><body>"
+        '<div id="mdbook-help-container"><h2>Keyboard shortcuts</h2>'
+        "<p>Press S or / to search in the book</p></div>"
+        '<div class="menu-bar"><ul class="theme-popup"><li><button>Coal</button></li>'
+        '<li><button>Navy</button></li></ul><h1 class="menu-title">The Cargo Book</h1></div>'
+        '<main><h1 id="build-commands"><a class="header" href="#build-commands">Build'
+        " Commands</a></h1><ul>"
+        + "".join(f'<li><a href="cargo-{c}.html">cargo {c}</a></li>' for c in ("bench", "build"))
+        + "</ul></main></body></html>"
+    )
+
+    page = parse_html(html.encode(), "https://doc.rust-lang.org/cargo/commands/build-commands.html")
+
+    assert page.text == "Build Commands cargo bench cargo build"
+    assert [s.title for s in page.sections] == ["Build Commands"]
+    assert {"keyboard", "shortcuts", "search"} <= set(page.aside.split())  # no word lost
+
+
+def test_a_short_page_without_main_keeps_its_whole_visible_text() -> None:
+    html = "<html><body><div><p>word</p><div><table><tr><td>cell</td></tr></table></div></div>"
+    page = parse_html(html.encode(), "http://x.example/")
+    assert "word" in page.text and "cell" in page.text

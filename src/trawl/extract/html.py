@@ -100,9 +100,16 @@ def parse_html(
     aside = ""
     if body_node is not None:
         body_node.strip_tags(NOT_TEXT)
+        whole = False
         if len(text_of_page) < MIN_MAIN_TEXT:
-            text_of_page = _collapse(body_node.text(separator=""))
-        else:
+            # A page that marks its content (<main>) stands in by it: the body around it
+            # is the site's furniture (mdBook's help popup and theme menu around a short
+            # chapter's list of links), and its words are kept aside below.
+            main = _main_element(tree)
+            marked = _collapse(main.text(separator="")) if main is not None else ""
+            whole = not marked
+            text_of_page = _collapse(body_node.text(separator="")) if whole else marked
+        if not whole:
             # Page furniture repeats on every page of a site: its words left out would
             # match every page (a site's menu names "changelog" and "downloads").
             body_node.strip_tags(_FURNITURE)
@@ -178,6 +185,15 @@ def _anchor(heading: LexborNode) -> str:
 
 
 MAX_ASIDE_WORDS = 2000
+MAX_MAIN_ELEMENTS = 8  # a page of thousands of <main> elements is read no further
+
+
+def _main_element(tree: LexborHTMLParser) -> LexborNode | None:
+    """The page's <main> (or role=main) that is shown: where it says its content is."""
+    for node in tree.css("main, [role=main]")[:MAX_MAIN_ELEMENTS]:
+        if "hidden" not in node.attributes:
+            return node
+    return None
 
 
 def left_out(readable: str, main: str) -> str:
