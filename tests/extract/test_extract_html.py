@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trawl.extract.html import _BLOCK_TAG, parse_html
+from trawl.extract.html import _BLOCK_TAG, locate_sections, parse_html
 from trawl.extract.links import MAX_TEXT_CHARS as MAX_ANCHOR_CHARS
 from trawl.records import Link, ParsedPage
 
@@ -499,3 +499,36 @@ def test_a_short_page_without_main_keeps_its_whole_visible_text() -> None:
     html = "<html><body><div><p>word</p><div><table><tr><td>cell</td></tr></table></div></div>"
     page = parse_html(html.encode(), "http://x.example/")
     assert "word" in page.text and "cell" in page.text
+
+
+def test_a_heading_left_out_of_the_text_does_not_take_the_headings_after_it() -> None:
+    # The Cargo book's "Build Scripts" h1 repeats the title, so the main text leaves it
+    # out; its words come back in the last section's heading. Taken there, the search for
+    # every heading after it started past them: 2 sections of 26.
+    headings = [
+        ("Build Scripts", 1, "build-scripts"),
+        ("Life Cycle", 2, "life-cycle"),
+        ("Outputs", 2, "outputs"),
+        ("Overriding Build Scripts", 2, "overriding"),
+    ]
+    text = (
+        "Some packages need code. Life Cycle runs first. Outputs are read."
+        " Overriding Build Scripts is possible."
+    )
+
+    found = [(s.title, s.start) for s in locate_sections(headings, text)]
+
+    assert found == [
+        ("Life Cycle", text.index("Life Cycle")),
+        ("Outputs", text.index("Outputs")),
+        ("Overriding Build Scripts", text.index("Overriding")),
+    ]
+
+
+def test_prose_naming_a_later_heading_does_not_unseat_the_one_before() -> None:
+    headings = [("Overview", 2, "overview"), ("Installation", 2, "installation")]
+    text = "See Installation below. Overview of it all. Installation takes a minute."
+
+    found = [(s.title, s.start) for s in locate_sections(headings, text)]
+
+    assert found == [("Overview", 24), ("Installation", text.rindex("Installation"))]

@@ -208,14 +208,25 @@ def left_out(readable: str, main: str) -> str:
 def locate_sections(headings: list[tuple[str, int, str]], text: str) -> tuple[Section, ...]:
     """Sections of ``text`` from its headings, each found after the one before it.
 
-    A heading not in the text (in navigation, or dropped with boilerplate) opens no section.
+    A heading not in the text (in navigation, or dropped with boilerplate) opens no section;
+    nor does one whose words are found only past the next heading, which is then found
+    before them and nowhere after: its own line was left out (an h1 repeating the page's
+    title) and its words come back later ("Overriding Build Scripts"), and taking them
+    would lose every heading in between.
     """
     sections: list[Section] = []
     cursor = 0
-    for title, level, anchor in headings:
-        at = text.find(title, cursor)
+    ahead = (-1, -1)  # the next heading's place after the one just taken: found once
+    for number, (title, level, anchor) in enumerate(headings):
+        at = ahead[1] if ahead[0] == number else text.find(title, cursor)
         if at == -1:
             continue
+        if number + 1 < len(headings):
+            following = headings[number + 1][0]
+            after = text.find(following, at + len(title))
+            if after == -1 and text.find(following, cursor, at) != -1:
+                continue
+            ahead = (number + 1, after)
         sections.append(Section(title=title, level=level, anchor=anchor, start=at))
         cursor = at + len(title)
     return tuple(sections)
