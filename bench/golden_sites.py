@@ -38,6 +38,15 @@ SITES = {
 LIVE_CARGO = "doc.rust-lang.org"
 
 
+class Server(ThreadingHTTPServer):
+    """Python's server with a listen queue a crawl's burst of connections fits in: with
+    the default 5, on a loaded machine, refused SYNs are retried for over 10 s and the
+    crawl records connect timeouts (pages lost from one run to the next)."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def cargo_book() -> Path | None:
     """The Cargo book rustup installed (``rustup component add rust-docs``), if any."""
     found = sorted(Path.home().glob(".rustup/toolchains/*/share/doc/rust/html/cargo/index.html"))
@@ -99,13 +108,22 @@ def crawl_cargo(data: Path) -> str:
     root = cargo_book()
     if root is None:
         raise SystemExit("no Cargo book under ~/.rustup (rustup component add rust-docs)")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), prefix_handler(root, "/cargo/"))
+    httpd = Server(("127.0.0.1", 0), prefix_handler(root, "/cargo/"))
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     alias = f"{LIVE_CARGO}=127.0.0.1:{httpd.server_address[1]}"
     try:
+        # Parsed in worker processes from the start: print.html (the whole book, 1.9 MB)
+        # takes 11-14 s to parse on a loaded 2-core machine, and parsed in the event loop
+        # (parse_workers -1 until the loop is busy) it stalled the requests in flight past
+        # their 10 s connect deadline: 1 to 3 chapters lost in 3 of 6 crawls.
         settings = Settings(
-            data=data, delay=0.0, concurrency=8, host_concurrency=8, host_aliases=alias
+            data=data,
+            delay=0.0,
+            concurrency=8,
+            host_concurrency=8,
+            host_aliases=alias,
+            parse_workers=2,
         )
         store = SQLiteStore(settings.sqlite_path)
         outcome = asyncio.run(crawl([f"https://{LIVE_CARGO}/cargo/index.html"], settings, store))
@@ -120,7 +138,7 @@ def crawl_site(name: str, data: Path) -> str:
     if name == "cargo":
         return crawl_cargo(data)
     folder, live, starts = SITES[name]
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    httpd = Server(("127.0.0.1", 0), SimpleHTTPRequestHandler)
     origin = f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.RequestHandlerClass = rewriting_handler(SHARED / folder, live, origin.encode())
     httpd.daemon_threads = True

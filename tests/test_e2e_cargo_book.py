@@ -41,6 +41,13 @@ def cargo_book() -> Path:
     return found[0].parent
 
 
+class Server(ThreadingHTTPServer):
+    # Python's default listen queue (5) overflows under a crawl's burst on a loaded machine:
+    # SYNs retried past the 10 s connect deadline lose pages from one run to the next.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 def book_handler(root: Path) -> type[SimpleHTTPRequestHandler]:
     class Handler(SimpleHTTPRequestHandler):
         """The book at /cargo/, as the live host serves it among other books; 404 elsewhere
@@ -63,8 +70,7 @@ def book_handler(root: Path) -> type[SimpleHTTPRequestHandler]:
 @pytest.fixture(scope="module")
 def crawled_book(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, Path]]:
     root = cargo_book()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), book_handler(root))
-    httpd.daemon_threads = True
+    httpd = Server(("127.0.0.1", 0), book_handler(root))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     data = tmp_path_factory.mktemp("cargo-book")
     settings = Settings(
@@ -73,6 +79,9 @@ def crawled_book(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Set
         concurrency=8,
         host_concurrency=8,
         host_aliases=f"doc.rust-lang.org=127.0.0.1:{httpd.server_address[1]}",
+        # print.html (1.9 MB) parsed in the event loop stalls it for 11-14 s on a loaded
+        # machine: requests in flight then time out and chapters are lost.
+        parse_workers=2,
     )
     store = SQLiteStore(settings.sqlite_path)
     try:
