@@ -115,8 +115,8 @@ class Run:
             return ""
         first, last = self.arrivals[0][0], self.arrivals[-1][0]
         return (
-            f"start-up {first - self.launched:4.1f} s, requests {last - first:5.1f} s,"
-            f" end {self.ended - last:4.1f} s"
+            f"start-up {first - self.launched:4.2f} s, requests {last - first:5.2f} s,"
+            f" end {self.ended - last:4.2f} s"
         )
 
     def gaps(self) -> str:
