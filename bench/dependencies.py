@@ -94,7 +94,7 @@ def time_pagerank(n: int, rounds: int) -> tuple[float, float, float]:
         started = time.perf_counter()
         b = pagerank_scipy(n, sources, targets)
         theirs = min(theirs, time.perf_counter() - started)
-    return ours, theirs, float(np.abs(a - b).max())
+    return ours, theirs, float(np.abs(np.asarray(a) - b).max())
 
 
 def time_dates() -> tuple[float, float, int, str]:

@@ -16,8 +16,8 @@ def test_a_link_to_a_redirect_counts_for_its_target() -> None:
     ]
     ranked = link_authority(URLS, redirects, iter(links))
     assert ranked.links == 3
-    assert ranked.scores.argmax() == URLS.index("http://a.test/new")
-    assert ranked.scores.max() == 1.0
+    assert max(ranked.scores) == 1.0
+    assert ranked.scores.index(1.0) == URLS.index("http://a.test/new")
 
 
 def test_nofollow_and_unknown_pages_count_for_nothing() -> None:
@@ -28,7 +28,7 @@ def test_nofollow_and_unknown_pages_count_for_nothing() -> None:
     ]
     ranked = link_authority(URLS, {}, iter(links))
     assert ranked.links == 0
-    assert ranked.scores.tolist() == [0.0] * len(URLS)  # all alike: nothing to tell apart
+    assert ranked.scores == [0.0] * len(URLS)  # all alike: nothing to tell apart
 
 
 def test_a_redirect_loop_ends_after_the_hop_limit() -> None:
@@ -36,4 +36,4 @@ def test_a_redirect_loop_ends_after_the_hop_limit() -> None:
     assert resolve("http://a.test/x", loop) in loop
     chain = {f"http://a.test/{i}": f"http://a.test/{i + 1}" for i in range(10)}
     assert resolve("http://a.test/0", chain) == f"http://a.test/{MAX_REDIRECT_HOPS}"
-    assert link_authority([], {}, iter([])).scores.size == 0
+    assert link_authority([], {}, iter([])).scores == []

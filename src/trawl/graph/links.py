@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-
 from trawl.graph.pagerank import authority, pagerank
 
 MAX_REDIRECT_HOPS = 5
@@ -19,7 +16,7 @@ MAX_REDIRECT_HOPS = 5
 
 @dataclass(frozen=True, slots=True)
 class LinkAuthority:
-    scores: npt.NDArray[np.float64]  # authority in [0, 1], one per page, in the pages' order
+    scores: list[float]  # authority in [0, 1], one per page, in the pages' order
     links: int  # followed links between the pages, after redirects
 
 
@@ -41,7 +38,7 @@ def link_authority(
         if t is not None and not nofollow:
             sources.append(s)
             targets.append(t)
-    scores = authority(pagerank(len(urls), np.array(sources), np.array(targets)))
+    scores = authority(pagerank(len(urls), sources, targets))
     return LinkAuthority(scores, len(sources))
 
 

@@ -61,7 +61,7 @@ def update_signals(store: CorpusSignals) -> CorpusReport:
             yield source, target, nofollow
 
     ranked = link_authority([p.url for p in pages], redirects, links())
-    scores: list[float] = ranked.scores.tolist()
+    scores = ranked.scores
     verdicts = {v.url: v for v in corpus_verdicts(pages, scores)}
     canonical_of = {v.url: v.duplicate_of for v in verdicts.values() if v.duplicate_of}
     community = {p.url: (p.host, scores[i]) for i, p in enumerate(pages) if p.community}
