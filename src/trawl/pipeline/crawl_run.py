@@ -47,7 +47,7 @@ from trawl.urls.start import parse_host_aliases, start_forms
 if TYPE_CHECKING:
     from trawl.net.renderer import Renderer
 
-# What only the crawl's end needs (numpy for PageRank, the header checks):
+# What only the crawl's end needs (the corpus step, the header checks):
 # imported beside the crawl, once its first requests are out, not before them.
 END_MODULES = (
     "trawl.pipeline.crawl_end",
