@@ -87,7 +87,16 @@ SLOW_TESTS = frozenset(
         "extract/test_main_text.py::test_main_text_f1_on_the_benchmark",
         "extract/test_language_model.py::test_a_damaged_cache_is_written_again",
         "extract/test_language_model.py::test_same_answers_as_py3langid_from_the_cache",
+        # Unpacking the model without numpy takes 1-4 s of CPU (bench/RESULTS.md,
+        # "numpy off the crawl path"); the real-pages tests read ~500 pages each.
+        "extract/test_language_model.py::test_an_unwritable_cache_folder_costs_speed_only",
+        "extract/test_language_model.py::test_a_killed_writers_staging_folder_is_removed",
+        "extract/test_language_model.py::test_a_loaded_model_holds_little_heap",
+        "extract/test_language_model.py::test_cache_rows_are_bounded",
+        "extract/test_language_model.py::test_same_languages_as_py3langid_on_real_pages",
         "dedup/test_simhash.py::test_banded_lookup_finds_every_pair_brute_force_finds",
+        "dedup/test_simhash.py::test_same_fingerprints_as_the_numpy_code_on_real_pages",
+        "dedup/test_simhash.py::test_same_pairs_as_the_numpy_code_on_real_fingerprints",
     }
 )
 
