@@ -124,17 +124,17 @@ class Model:
         return self.classes[best], (scores[best] + offset) / (1 << self._prior_bits)
 
     def _visits(self, data: bytes) -> Counter[int]:
-        # py3langid's ``visit_counts``: the DFA walked byte by byte. The states are
-        # kept and their features looked up after the walk, in C (a quarter faster
-        # than a test per byte in the loop).
-        nextmove, rowbase = self._nextmove, self._rowbase
+        # py3langid's ``visit_counts``: the DFA walked byte by byte.
+        nextmove, rowbase, out = self._nextmove, self._rowbase, self._out
         state = 0
-        states: list[int] = []
-        append = states.append
+        found: list[int] = []
+        append = found.append
         for byte in data:
             state = nextmove[rowbase[state] + byte]
-            append(state)
-        return Counter(filter((-1).__lt__, map(self._out.__getitem__, states)))
+            feature = out[state]
+            if feature >= 0:
+                append(feature)
+        return Counter(found)
 
     def _scores(self, visits: Counter[int]) -> tuple[list[int], int]:
         """Each class's score at 2^prior_bits, less ``offset`` (the same for all).
