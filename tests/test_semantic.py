@@ -319,3 +319,39 @@ def test_off_trawl_needs_none_of_the_extra_and_writes_no_vectors(tmp_path: Path)
         "vectors: False",
         "",
     ]
+
+
+def test_a_writer_never_writes_into_another_writers_vectors_file(tmp_path: Path) -> None:
+    """Two processes refresh the vectors at once (a crawl's end and `trawl index`: the
+    refresh runs after the index lock is let go). One writer's temporary file must not be
+    the other's: a shared name let the second writer's bytes land in the file the first
+    had just renamed into place, tearing it, and its own rename then found no file."""
+    from trawl.search.semantic import WIDTH, read_vectors, write_vectors
+
+    path = tmp_path / "vectors.npz"
+    # The other writer, half way through: its temporary file open at the name every
+    # writer used, a first chunk written.
+    other = path.with_name(path.name + ".partial").open("wb")
+    other.write(b"PK\x03\x04")
+    write_vectors(path, ["a"], np.ones((1, WIDTH), np.float32))
+    other.seek(0)
+    other.write(b"\0" * 4096)  # the other writer goes on with its own bytes
+    other.close()
+    assert list(read_vectors(path).keys) == ["a"]
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    """Each writer's temporary file has its own name, so one a kill -9 left is not
+    reused: the next write removes it once it is old, never a live writer's."""
+    import os
+
+    from trawl.search.semantic import STALE_PARTIAL_SECONDS, WIDTH, write_vectors
+
+    path = tmp_path / "vectors.npz"
+    dead, live = tmp_path / "vectors.npz.1-1.partial", tmp_path / "vectors.npz.2-2.partial"
+    dead.write_bytes(b"PK")
+    live.write_bytes(b"PK")
+    old = dead.stat().st_mtime - STALE_PARTIAL_SECONDS - 60
+    os.utime(dead, (old, old))
+    write_vectors(path, ["a"], np.ones((1, WIDTH), np.float32))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, live.name]

@@ -17,10 +17,13 @@ page without a vector keeps its BM25F place in the fusion.
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import hashlib
 import importlib.util
 import os
 import threading
+import time
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -144,14 +147,41 @@ def read_vectors(path: Path) -> Vectors:
     return Vectors({k: i for i, k in enumerate(keys)}, matrix)
 
 
+# A temporary file older than this was left by a writer that died (a write takes
+# seconds): the next write removes it.
+STALE_PARTIAL_SECONDS = 3600.0
+
+
 def write_vectors(path: Path, keys: Sequence[str], matrix: Matrix) -> None:
-    """Whole and atomically: a temporary file, flushed, then renamed over the old one."""
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("wb") as f:
-        np.savez(f, model=np.array(MODEL_ID), keys=np.array(list(keys), dtype=str), vectors=matrix)
-        f.flush()
-        os.fsync(f.fileno())
-    partial.replace(path)
+    """Whole and atomically: a temporary file, flushed, then renamed over the old one.
+
+    The temporary file's name is this writer's own: two processes refresh at once (the
+    refresh runs after the index lock is let go), and with one shared name the second
+    one's bytes went on into the file the first had renamed into place."""
+    # The process and thread name it (not mkstemp, whose file is private to its owner
+    # whatever the umask): a name reused after a writer died is that dead writer's.
+    partial = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.partial")
+    try:
+        with partial.open("wb") as f:
+            np.savez(
+                f, model=np.array(MODEL_ID), keys=np.array(list(keys), dtype=str), vectors=matrix
+            )
+            f.flush()
+            os.fsync(f.fileno())
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    _remove_stale_partials(path)
+
+
+def _remove_stale_partials(path: Path) -> None:
+    """Remove the temporary files of writers killed mid-write (``kill -9``)."""
+    now = time.time()
+    for left in path.parent.glob(glob.escape(path.name) + ".*partial"):
+        with contextlib.suppress(OSError):  # another writer's, renamed or removed meanwhile
+            if now - left.stat().st_mtime > STALE_PARTIAL_SECONDS:
+                left.unlink()
 
 
 _cached: dict[Path, tuple[tuple[int, int], Vectors]] = {}
