@@ -213,6 +213,44 @@ def test_sitemap_dates_of_pages_saved_first_survive_a_kill(serve: Serve, data: D
     ]
 
 
+def test_sitemap_dates_held_in_a_write_batch_survive_a_kill(serve: Serve, data: Data) -> None:
+    # The pages are saved and committed, then the sitemap dates them and admits a page
+    # no link reaches, in a write batch the kill loses. The run that resumes has no
+    # page left to fetch: it must still read the sitemap again, or the dates and the
+    # page are lost for good.
+    days = {"/alpaca": "2022-01-01", "/bison": "2022-01-02", "/camel": "2022-01-03"}
+    routes = english(*(p[1:] for p in days))
+    site = serve(routes)
+    routes["/dingo"] = html_page("Dingo", "<p>the dingo runs</p>")
+    urlset = "".join(
+        f"<url><loc>{site.base}{p}</loc><lastmod>{d}</lastmod></url>" for p, d in days.items()
+    )
+    urlset += f"<url><loc>{site.base}/dingo</loc></url>"
+    routes["/sitemap.xml"] = Route(
+        f"<urlset>{urlset}</urlset>".encode(),
+        headers={"Content-Type": "application/xml"},
+        delay=1.5,  # past the write batch's 0.5 s: the pages are committed first
+    )
+    killed = data.run("crawl", site.url("/"), step="sitemap.after_redate")
+    assert killed.returncode == KILLED, killed.stderr
+
+    again = data.run("crawl", site.url("/"))
+
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, routes) - {site.url("/sitemap.xml")}
+    found = json.loads(data.run("search", "grazes", "--sort", "date", "--json").stdout)
+    assert [(h["url"], (h["modified"] or "")[:10]) for h in found["results"]] == [
+        (site.url(p), d) for p, d in reversed(days.items())
+    ]
+    store = data.open()
+    try:
+        stored = {p: store.page(site.url(p)) for p in days}
+    finally:
+        store.close()
+    marks = {p: (r.modified_source, r.in_sitemap) for p, r in stored.items() if r}
+    assert marks == dict.fromkeys(days, ("sitemap", True))
+
+
 def two_sites(serve: Serve, data: Data) -> tuple[SiteServer, SiteServer]:
     en = serve(english("alpaca", "bison"))
     de = serve(german(), host="127.0.0.2")

@@ -331,7 +331,12 @@ class Crawler:
         self.stats = CrawlStats(started=time.monotonic())
         self._scope = CrawlScope(self._limits.scope, start_urls)
         wanted = requests or {}
-        self.admit([CrawlUrl(u, 0, request=wanted.get(u)) for u in start_urls])
+        admitted = {
+            c.url for c in self.admit([CrawlUrl(u, 0, request=wanted.get(u)) for u in start_urls])
+        }
+        for url in start_urls:
+            if url not in admitted and self._frontier.seen(url):
+                self._read_sitemaps_again(url)
         for item in resume:
             self._frontier.enqueue(item)  # already in the store: not announced again
         workers = [
@@ -674,6 +679,23 @@ class Crawler:
     # -- sitemaps ---------------------------------------------------------
     # Read in tasks of their own, beside the workers: a huge or slow sitemap
     # holds no worker and delays no page.
+
+    def _read_sitemaps_again(self, url: str) -> None:
+        """A start URL a run before this one fetched (this run resumes it): its origin's
+        sitemaps are read again even if no page of it is left to fetch. What the killed
+        run read of them (the URLs they admitted, their dates, the in-sitemap marks) went
+        into a write batch that the kill may have lost whole."""
+        if not self._limits.sitemaps:
+            return
+
+        async def robots() -> None:
+            await self._robots_for(url, asyncio.get_running_loop())  # then the sitemaps
+
+        task = asyncio.create_task(robots())
+        # Counted as a sitemap task, so that no worker ends the crawl while robots.txt is
+        # read: the sitemap task that follows is added before this one is done.
+        self._sitemap_tasks.add(task)
+        task.add_done_callback(self._sitemap_done)
 
     def _sitemap_done(self, task: asyncio.Task[None]) -> None:
         self._sitemap_tasks.discard(task)

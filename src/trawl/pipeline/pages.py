@@ -110,6 +110,7 @@ class PagePipeline:
         ]
         if changes:
             self._store.redate_pages(changes)
+            fault_point("sitemap.after_redate")  # in the write batch, not yet committed
         return {page.url for page in saved}
 
     def _save(
