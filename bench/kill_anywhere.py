@@ -3,6 +3,7 @@ each sent SIGKILL after a random delay, then run again; the store and the index
 must agree and hold what the site holds.
 
     .venv/bin/python bench/kill_anywhere.py [--trials 20] [--scenario NAME ...] [--seed 1]
+        [--sweep MS]
 
 Scenarios (each keeps one data folder across its trials, so a trial starts from
 whatever the last kill and resume left, as a real installation would):
@@ -15,7 +16,14 @@ whatever the last kill and resume left, as a real installation would):
 - ``workers``: two `trawl worker`s on PostgreSQL, one (or both) killed, the killed
   one started again; short leases, so a dead worker's leases are taken over;
 - ``migrate``: `trawl crawl` on a store at schema version 12, killed while it migrates;
-- ``serve``: `trawl serve` killed while the crawl it started runs.
+- ``serve``: `trawl serve` killed while the crawl it started runs;
+- ``vectors``: `trawl crawl` with the ``semantic`` setting (its end writes the
+  vectors file), killed; then two processes refresh the vectors at once.
+
+The site's sitemap dates every page and lists one no link reaches: after each trial
+every page has its sitemap date and mark, and each index document says what its page
+in the store says (title, date: no stale version).
+``--sweep MS`` kills at every MS ms through the command instead of at random.
 
 After each trial: the command run again exits 0; `trawl check` exits 0; every
 searchable page is indexed once and nothing else is; no run is left `running`;
@@ -41,6 +49,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -59,20 +68,46 @@ TIMEOUT = 240.0
 CHECK_EVERY = 3
 
 
-def english_site(pages: int, version: int) -> dict[str, Route]:
+SITEMAP_ONLY = "/listed"  # a page no link reaches: only the sitemap admits it
+SITEMAP_DELAY = 2.5  # seconds: the pages are fetched meanwhile
+
+
+def english_site(pages: int, version: int, base: str) -> dict[str, Route]:
     """``pages`` pages linked from home; version ``v`` drops page v % pages, changes one
-    and adds one, so every recrawl prunes, updates and adds."""
+    and adds one, so every recrawl prunes, updates and adds. A sitemap lists them all,
+    with a date of each version's own, and one page no link reaches: the dates and
+    that page are what a sitemap read adds (its writes in a batch a kill can lose)."""
     names = [f"p{i}" for i in range(pages) if i != version % pages] + [f"new{version}"]
     home = "".join(f'<a href="/{n}">{n}</a> ' for n in names)
     routes = {"/": html_page("Home", home)}
-    for n in names:
+    for n in [*names, SITEMAP_ONLY[1:]]:
         words = f"the {n} animal grazes on the hill" + (
             f" changed in version {version}" if n == f"p{(version + 1) % pages}" else ""
         )
         routes[f"/{n}"] = html_page(n.title(), f"<p>{words}</p>" * 20)
     for path, route in routes.items():
         route.etag = f'"{path}-{version}-{hash(route.body) & 0xFFFF}"'
+    routes["/sitemap.xml"] = Route(
+        (
+            "<urlset>"
+            + "".join(
+                f"<url><loc>{base}{path}</loc><lastmod>{day}</lastmod></url>"
+                for path, day in sitemap_days(routes, version).items()
+            )
+            + "</urlset>"
+        ).encode(),
+        headers={"Content-Type": "application/xml"},
+        # Late: it dates pages saved already, then admits one more, near the end.
+        delay=SITEMAP_DELAY,
+    )
     return routes
+
+
+def sitemap_days(routes: dict[str, Route], version: int) -> dict[str, str]:
+    """The date the sitemap gives each page: distinct, so the dates are believed."""
+    paths = sorted(p for p in routes if p != "/sitemap.xml")
+    first = date(2020, 1, 1) + timedelta(days=version)
+    return {p: (first + timedelta(days=3 * i)).isoformat() for i, p in enumerate(paths)}
 
 
 def german_site() -> dict[str, Route]:
@@ -175,29 +210,80 @@ class Data:
         os.killpg(pgid, signal.SIGKILL)
         raise AssertionError("a child of the killed command outlived it by 10 s")
 
+    def after_kill(self, words: str) -> None:
+        """What a kill leaves is read as it is, before anything mends it: a search
+        answers, and `trawl check` reports (store and index may differ until the same
+        command runs again: exit 1), never a crash. Every CHECK_EVERY trials: slow."""
+        if self.checks % CHECK_EVERY != 1:
+            return
+        found = self.run(["search", words, "--json"])
+        ok(found, "a search after the kill")
+        checked = self.run(["check"])
+        said = checked.stdout + checked.stderr
+        assert checked.returncode in (0, 1) and "Traceback" not in said, f"trawl check: {said}"
+
     def open(self) -> Store:
         if self.store.startswith("postgresql://"):
             return PostgresStore(self.store, max_connections=2)
         return SQLiteStore(Path(self.store))
 
-    def verify(self, expected: set[str] | None, *, exclude: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    def verify(
+        self,
+        expected: set[str] | None,
+        *,
+        exclude: set[str] = frozenset(),  # type: ignore[assignment]
+        days: dict[str, str] | None = None,
+    ) -> None:
+        """Store and index agree, page by page; ``expected`` are the searchable pages
+        (but ``exclude``), ``days`` the date each must have from the sitemap."""
         self.checks += 1
         if self.checks % CHECK_EVERY == 1:  # the command itself, now and then: slow to start
             checked = self.run(["check"])
             assert checked.returncode == 0, f"trawl check: {checked.stdout}{checked.stderr}"
         store = self.open()
         try:
-            drift = full_check(store, IndexReader(self.folder / "index"))
+            reader = IndexReader(self.folder / "index")
+            drift = full_check(store, reader)
             stored = {u for u, must in store.searchable_urls() if must}
             running = [r.id for r in store.crawls(limit=10_000) if r.outcome == "running"]
+            records = {u: store.page(u) for u in stored}
         finally:
             store.close()
         assert drift.agrees, f"store and index differ: {drift.summary()} {drift.samples}"
         assert not running, f"runs left running: {running}"
+        # No stale version: each document says what its page in the store says.
+        stale = []
+        for hit in reader.pages():
+            page = records.get(hit.url)
+            if page is not None and (hit.title, hit.modified, hit.modified_source) != (
+                page.title,
+                _utc(page.modified),
+                page.modified_source,
+            ):
+                stale.append((hit.url, hit.title, hit.modified, page.title, page.modified))
+        assert not stale, f"documents older than their pages: {stale[:3]}"
         if expected is not None:
             got = stored - exclude
             lost, more = sorted(expected - got), sorted(got - expected)
             assert got == expected, f"missing {lost} extra {more}"
+        if days is not None:
+            wrong = {
+                url: (page.modified, page.modified_source, page.in_sitemap)
+                for url, page in records.items()
+                if url in days
+                and page is not None
+                and (
+                    page.modified is None
+                    or page.modified.date().isoformat() != days[url]
+                    or page.modified_source != "sitemap"
+                    or not page.in_sitemap
+                )
+            }
+            assert not wrong, f"sitemap dates or marks lost: {sorted(wrong.items())[:3]}"
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    return moment.replace(tzinfo=UTC) if moment and moment.tzinfo is None else moment
 
 
 Scenario = Callable[[Data, random.Random, float | None], bool]
@@ -207,15 +293,21 @@ class Sites:
     def __init__(self, pages: int) -> None:
         self.version = 0
         self.pages = pages
-        self.en = SiteServer(english_site(pages, 0)).__enter__()
+        self.en = SiteServer({}).__enter__()
+        self.en.routes = english_site(pages, 0, self.en.base)
         self.de = SiteServer(german_site(), host="127.0.0.2").__enter__()
 
     def bump(self) -> None:
         self.version += 1
-        self.en.routes = english_site(self.pages, self.version)
+        self.en.routes = english_site(self.pages, self.version, self.en.base)
 
     def en_urls(self) -> set[str]:
-        return {self.en.url(p) for p in self.en.routes}
+        return {self.en.url(p) for p in self.en.routes if p != "/sitemap.xml"}
+
+    def en_days(self) -> dict[str, str]:
+        """URL -> the date the sitemap gives it, now."""
+        days = sitemap_days(self.en.routes, self.version)
+        return {self.en.url(p): day for p, day in days.items()}
 
     def de_urls(self) -> set[str]:
         return {self.de.url(p) for p in self.de.routes}
@@ -231,11 +323,13 @@ def crawl_trial(sites: Sites) -> Scenario:
         sites.bump()
         args = ["crawl", sites.en.url("/")]
         landed = data.killed(args, delay)
+        if landed:
+            data.after_kill("grazes")
         if delay is not None:
             if landed and rng.random() < 0.25:  # killed again while resuming
                 data.killed(args, rng.uniform(0, delay))
             ok(data.run(args), "the crawl run again")
-        data.verify(sites.en_urls(), exclude=sites.de_urls())
+        data.verify(sites.en_urls(), exclude=sites.de_urls(), days=sites.en_days())
         return landed
 
     return trial
@@ -248,7 +342,7 @@ def index_trial(sites: Sites) -> Scenario:
         landed = data.killed(["index"], delay)
         if delay is not None and (rng.random() < 0.5 or not landed):
             ok(data.run(["index"]), "trawl index again")
-        data.verify(sites.en_urls())
+        data.verify(sites.en_urls(), days=sites.en_days())
         return landed
 
     return trial
@@ -275,7 +369,7 @@ def removal_trial(sites: Sites, how: str) -> Scenario:
             again = data.run(args)
             if how != "delete" or "NotFound: no site" not in again.stderr:  # done already
                 ok(again, f"{how} again")
-        data.verify(sites.en_urls())
+        data.verify(sites.en_urls(), days=sites.en_days())
         return landed
 
     return trial
@@ -358,7 +452,7 @@ def migrate_trial(sites: Sites) -> Scenario:
         landed = data.killed(args, delay)
         if delay is not None:
             ok(data.run(args), "the crawl after a killed migration")
-        data.verify(sites.en_urls())
+        data.verify(sites.en_urls(), days=sites.en_days())
         return landed
 
     return trial
@@ -398,7 +492,43 @@ def workers_trial(sites: Sites) -> Scenario:
             store.close()
         assert not running, f"runs left running after the workers: {running}"
         ok(data.run(["index"]), "trawl index after the workers")
-        data.verify(sites.en_urls())
+        data.verify(sites.en_urls(), days=sites.en_days())
+        return landed
+
+    return trial
+
+
+REFRESH = """
+from trawl import settings
+from trawl.pipeline.vectors import refresh_vectors
+refresh_vectors(settings.load())
+"""
+
+
+def vectors_trial(sites: Sites) -> Scenario:
+    """`trawl crawl` with the ``semantic`` setting, killed anywhere (its last step
+    writes the vectors file); then two processes refresh the vectors at once, as a
+    crawl's end and `trawl index` may. Each page ends with its vector, the file whole."""
+
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        sites.bump()
+        args = ["crawl", sites.en.url("/")]
+        landed = data.killed(args, delay)
+        if delay is not None:
+            ok(data.run(args), "the crawl run again")
+            # Both embed every page, so their writes come at about the same time.
+            (data.folder / "vectors.npz").unlink(missing_ok=True)
+            both = [data.start([sys.executable, "-c", REFRESH]) for _ in range(2)]
+            for process in both:
+                _, err = process.communicate(timeout=TIMEOUT)
+                assert process.returncode == 0, f"a vectors refresh failed: {err[-2000:]}"
+        data.verify(sites.en_urls(), days=sites.en_days())
+        from trawl.search.semantic import page_text, read_vectors, text_key  # noqa: PLC0415
+
+        held = read_vectors(data.folder / "vectors.npz")
+        pages = IndexReader(data.folder / "index").pages()
+        keys = {text_key(page_text(hit.title, hit.text)) for hit in pages}
+        assert set(held.keys) == keys, f"vectors for {len(held.keys)} pages of {len(keys)}"
         return landed
 
     return trial
@@ -441,8 +571,10 @@ def serve_trial(sites: Sites) -> Scenario:
                 os.kill(server.pid, signal.SIGKILL)
             server.communicate()
             data.wait_group(server.pid)
+        if landed:
+            data.after_kill("grazes")
         ok(data.run(["crawl", sites.en.url("/")]), "the crawl after the server died")
-        data.verify(sites.en_urls())
+        data.verify(sites.en_urls(), days=sites.en_days())
         return landed
 
     return trial
@@ -539,7 +671,17 @@ def _unmount(mount: Path) -> None:
         subprocess.run(["umount", str(mount)], check=True)
 
 
-def run(name: str, scenario: Scenario, data: Data, trials: int, rng: random.Random) -> Result:
+def run(
+    name: str,
+    scenario: Scenario,
+    data: Data,
+    trials: int,
+    rng: random.Random,
+    *,
+    sweep: float = 0.0,
+) -> Result:
+    """``trials`` kills, each after a random delay, or with ``sweep`` (seconds) at
+    every ``sweep`` seconds from the command's start, wrapping past 1.2 its span."""
     result = Result()
     try:
         scenario(data, rng, None)  # a clean run: how long the command takes
@@ -551,7 +693,7 @@ def run(name: str, scenario: Scenario, data: Data, trials: int, rng: random.Rand
     print(f"{name}: the command takes {span:.1f} s unkilled", flush=True)
     for i in range(trials):
         data.log.clear()
-        delay = rng.uniform(0.05, span * 1.2)
+        delay = 0.05 + (i * sweep) % (span * 1.2) if sweep else rng.uniform(0.05, span * 1.2)
         t = time.monotonic()
         try:
             result.killed += scenario(data, rng, delay)
@@ -594,6 +736,7 @@ SCENARIOS = (
     "crawl-pg",
     "workers",
     "serve",
+    "vectors",
     "disk-full",
 )
 
@@ -604,6 +747,9 @@ def main() -> int:
     parser.add_argument("--scenario", action="append", choices=SCENARIOS)
     parser.add_argument("--pages", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--sweep", type=int, default=0, metavar="MS", help="kill every MS ms, not at random"
+    )
     options = parser.parse_args()
     rng = random.Random(options.seed)
     chosen = options.scenario or list(SCENARIOS)
@@ -625,6 +771,8 @@ def main() -> int:
             else:
                 store = str(folder / "trawl.sqlite")
             extra = {"TRAWL_LEASE": "3"} if name == "workers" else {}
+            if name == "vectors":
+                extra = {"TRAWL_SEMANTIC": "1"}
             if name == "disk-full":
                 folder = root / "disk-full" / "data"
                 store = str(folder / "trawl.sqlite")
@@ -639,12 +787,15 @@ def main() -> int:
                 "migrate-pg": migrate_trial,
                 "workers": workers_trial,
                 "serve": serve_trial,
+                "vectors": vectors_trial,
                 "disk-full": lambda s: disk_full_trial(
                     SiteServer(big_site(40)).__enter__(), root / "disk-full"
                 ),
             }
             scenario = makers[name](sites)
-            results[name] = run(name, scenario, data, options.trials, rng)
+            results[name] = run(
+                name, scenario, data, options.trials, rng, sweep=options.sweep / 1000
+            )
     finally:
         if pg is not None:
             pg.stop()
