@@ -279,6 +279,37 @@ def load_snippets(checks: Path, html_dir: Path) -> tuple[dict[str, str], dict[st
     return html, found
 
 
+def corpus_half(name: str) -> str:
+    """The half of a page, tuning or reporting: a hash of its folder name, fixed in advance."""
+    return "reporting" if hashlib.sha256(name.encode("utf-8")).digest()[0] % 2 else "tuning"
+
+
+def load_corpus(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
+    """A corpus of test pages by half: {"tuning" | "reporting": (HTML, ground truth)}.
+
+    ``root`` holds one folder per page with ``source.html`` (the page as served) and
+    ``expected.html`` (its main text as HTML), the layout of mozilla/readability's
+    test pages; a folder without both is skipped, and a missing ``root`` gives {}.
+    The truth is the expected text less NOT_TRUTH, as for the documentation pages.
+    The pages are not in this repository (bench/RESULTS.md says where a run took
+    them from): anyone can point this at their own copy.
+    """
+    halves: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
+    if not root.is_dir():
+        return halves
+    for folder in sorted(root.iterdir()):
+        source, expected = folder / "source.html", folder / "expected.html"
+        if not (source.is_file() and expected.is_file()):
+            continue
+        truth = docs_truth(expected.read_text(encoding="utf-8", errors="replace"), "body", "")
+        if not truth.split():
+            continue
+        html, truths = halves.setdefault(corpus_half(folder.name), ({}, {}))
+        html[folder.name] = source.read_text(encoding="utf-8", errors="replace")
+        truths[folder.name] = truth
+    return halves
+
+
 def snippet_score(
     predictions: Mapping[str, str], checks: Mapping[str, SnippetCheck]
 ) -> tuple[float, float, float]:
@@ -569,9 +600,20 @@ def label(candidate: Candidate) -> str:
     return f"{candidate.name} ({candidate.settings})"
 
 
-def held_out(tuning: Tuning, snippets: tuple[Path, Path] | None) -> list[HeldOut]:
+def held_out(
+    tuning: Tuning, snippets: tuple[Path, Path] | None, corpus: Path | None = None
+) -> list[HeldOut]:
     found = held_out_extractors(tuning)
     sets = []
+    halves = load_corpus(corpus) if corpus else {}
+    for half in sorted(halves, reverse=True):  # the tuning half first
+        pages, truths = halves[half]
+        scores = {}
+        for candidate in found:
+            outputs = {key: candidate.extract(html) for key, html in pages.items()}
+            scores[label(candidate)] = article_score(outputs, truths)
+        sets.append(HeldOut(f"test pages of --corpus, {half} half", len(pages), scores))
+        print(f"held out: corpus {half} half, {len(pages)} pages", flush=True)
     for name, (pages, truths) in docs_pages().items():
         scores = {}
         for candidate in found:
@@ -831,6 +873,11 @@ def main() -> int:
     parser.add_argument("--snippets", type=Path, help="held-out snippet checks (JSON list).")
     parser.add_argument("--snippet-html", type=Path, help="the folder of their pages.")
     parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="held-out test pages: one folder per page with source.html and expected.html.",
+    )
+    parser.add_argument(
         "--second-opinion",
         action="store_true",
         help="only measure trafilatura as a second opinion on short results (a table).",
@@ -860,7 +907,9 @@ def main() -> int:
     results = measure(candidates(everything=args.all_options), pages, truths, rounds)
     cv = cross_validate(pages, truths)
     snippets = (args.snippets, args.snippet_html) if args.snippets and args.snippet_html else None
-    sets = [] if args.quick else held_out(DEFAULT_TUNING, snippets)
+    if args.corpus and not args.corpus.is_dir():
+        print(f"bench: no corpus at {args.corpus}, its sets skipped")
+    sets = [] if args.quick else held_out(DEFAULT_TUNING, snippets, args.corpus)
     print()
     print(describe(cv))
     print(table(results, truths, cv))
