@@ -627,6 +627,36 @@ def test_list_of_links_the_prose_leads_into_kept(intro: str, site: str, kept: bo
     assert all(p in text for p in PARAGRAPHS)
 
 
+@pytest.mark.parametrize(
+    ("hosts", "canonical", "kept"),
+    [
+        (["bikes.example", "rain.example", "maps.example"], False, True),
+        (["bikes.example", "rain.example", "maps.example"], True, True),
+        (["news.example", "www.news.example", "news.example"], True, False),  # the site's own
+        (["shop.example", "shop.example", "shop.example"], False, False),  # one shop's pages
+        (["", "", ""], False, False),  # relative links: the site's own pages
+    ],
+)
+def test_list_of_links_to_other_sites_under_a_heading_kept(
+    hosts: list[str], canonical: bool, kept: bool
+) -> None:
+    # An "About this site" page lists the tools it is written with under headings of
+    # its own ("Mac Apps": BBEdit, Acorn, ... each a link to its maker); a box of
+    # related links under its heading leads to the site's own pages.
+    names = ["Folding bicycle for the tram", "Rain jacket with hood", "Map of the new line"]
+    links = "".join(
+        f'<li><a href="{"https://" + host if host else ""}/{n}">{name}</a></li>'
+        for n, (host, name) in enumerate(zip(hosts, names, strict=True))
+    )
+    article = ARTICLE + f"<h2>What I ride with</h2><ul>{links}</ul><p>{PARAGRAPHS[0]}</p>"
+    head = "<title>Tram</title>"
+    if canonical:
+        head += '<link rel="canonical" href="https://www.news.example/tram">'
+    text = main_text(page(article, head=head))
+    assert ("Folding bicycle for the tram" in text) is kept
+    assert all(p in text for p in PARAGRAPHS)
+
+
 @pytest.mark.parametrize(("quote", "kept"), [("twitter-tweet", True), ("pull-quote", False)])
 def test_post_embedded_from_a_social_network_kept(quote: str, kept: bool) -> None:
     # The site wraps an embedded tweet in a box named like a share bar; the post is

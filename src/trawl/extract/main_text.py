@@ -58,6 +58,7 @@ from trawl.extract.main_text_rules import (
     HIDING_STYLES,
     INVISIBLE_CHARACTERS,
     LED_LIST_ELSEWHERE,
+    LED_LIST_HOSTS,
     LIST_PAGE_BELOW,
     MAX_DEPTH,
     MAX_GALLERIES,
@@ -977,14 +978,27 @@ def _introduced(node: LexborNode) -> bool:
     prev = node.prev
     while prev is not None and prev.tag == "-text" and not (prev.text_content or "").strip():
         prev = prev.prev
-    if prev is None or prev.tag != "p" or not _collapse(prev.text()).endswith(":"):
+    if prev is None:
+        return False
+    hrefs = [a.attrs.get("href") or "" for a in node.css("a[href]")]
+    if prev.tag in THREAD_HEADING_TAGS:
+        # A heading inside the article over a list of links to many other sites ("Mac
+        # Apps": BBEdit, Acorn, ...) names the article's picks; a box of related links
+        # under its heading leads to the site's own pages.
+        hosts = [_host(href) for href in hrefs]
+        found = {h.removeprefix("www.") for h in hosts if h}
+        page = _page_host(node)
+        if page is not None:
+            found.discard(page.removeprefix("www."))
+        elsewhere = sum(h is not None and h.removeprefix("www.") in found for h in hosts)
+        return len(found) >= LED_LIST_HOSTS and elsewhere >= LED_LIST_ELSEWHERE * len(hrefs)
+    if prev.tag != "p" or not _collapse(prev.text()).endswith(":"):
         return False
     # "Also read:" leads into a list too, of the site's own pages: the article's own
     # list leads elsewhere.
     host = _page_host(node)
     if host is None:
         return False
-    hrefs = [a.attrs.get("href") or "" for a in node.css("a[href]")]
     elsewhere = sum(not _same_site(_host(href), host) for href in hrefs)
     return elsewhere >= LED_LIST_ELSEWHERE * len(hrefs)
 

@@ -306,6 +306,8 @@ WHITESPACE = b" \n\t\r"  # what _size leaves out
 # A list that a paragraph leads into is the article's when this share of its links
 # leads off the site (its sources, its picks), not to more of the site's pages.
 LED_LIST_ELSEWHERE = 0.5
+# ... and a list under a heading, when its links lead to this many other sites.
+LED_LIST_HOSTS = 3
 SENTENCE_END = re.compile(r"\.( |$)")
 # A line that only labels an advertisement slot.
 AD_LABEL = re.compile(
