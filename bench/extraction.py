@@ -288,20 +288,27 @@ def load_corpus(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
     """A corpus of test pages by half: {"tuning" | "reporting": (HTML, ground truth)}.
 
     ``root`` holds one folder per page with ``source.html`` (the page as served) and
-    ``expected.html`` (its main text as HTML), the layout of mozilla/readability's
-    test pages; a folder without both is skipped, and a missing ``root`` gives {}.
-    The truth is the expected text less NOT_TRUTH, as for the documentation pages.
-    The pages are not in this repository (bench/RESULTS.md says where a run took
-    them from): anyone can point this at their own copy.
+    either ``expected.html`` (its main text as HTML, the layout of mozilla/readability's
+    test pages; the truth is its text less NOT_TRUTH, as for the documentation pages)
+    or ``expected.txt`` (the text itself, as newspaper4k's test data has it). A folder
+    without a source and an expectation is skipped; a missing ``root`` gives {}. The
+    pages are not in this repository (bench/RESULTS.md says where a run took them
+    from): anyone can point this at their own copy.
     """
     halves: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
     if not root.is_dir():
         return halves
     for folder in sorted(root.iterdir()):
         source, expected = folder / "source.html", folder / "expected.html"
-        if not (source.is_file() and expected.is_file()):
+        plain = folder / "expected.txt"
+        if not source.is_file():
             continue
-        truth = docs_truth(expected.read_text(encoding="utf-8", errors="replace"), "body", "")
+        if expected.is_file():
+            truth = docs_truth(expected.read_text(encoding="utf-8", errors="replace"), "body", "")
+        elif plain.is_file():
+            truth = plain.read_text(encoding="utf-8", errors="replace")
+        else:
+            continue
         if not truth.split():
             continue
         html, truths = halves.setdefault(corpus_half(folder.name), ({}, {}))
