@@ -1123,6 +1123,17 @@ def test_line_that_only_dates_the_article_dropped(dateline: str) -> None:
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
 
 
+def test_subheading_named_subheader_kept() -> None:
+    # "header" names a page's masthead; a "subheader" is a heading inside the article.
+    heading = '<h2 class="subheader" id="the-harbour">The harbour waits</h2>'
+    article = ARTICLE.replace(f"<p>{PARAGRAPHS[2]}", heading + f"<p>{PARAGRAPHS[2]}")
+    assert main_text(page(article)).splitlines() == [
+        *PARAGRAPHS[:2],
+        "The harbour waits",
+        PARAGRAPHS[2],
+    ]
+
+
 def test_changelog_line_opening_with_updated_kept() -> None:
     # A changelog says "Updated" too; without a time or a year it is content.
     items = [f"Updated GDAL library Issue #96{n}" for n in range(10, 16)]

@@ -146,7 +146,7 @@ BOILERPLATE_WORDS = (
 BOILERPLATE = re.compile(_alternatives(BOILERPLATE_WORDS))
 # A class or id with one of these words names content, whatever else it says
 # ("article-header", "main-sidebar-layout").
-CONTENT_WORDS = ("article", "body", "content", "main", "column", "layout")
+CONTENT_WORDS = ("article", "body", "content", "main", "column", "layout", "subhead")
 # The classes the social networks' embed code gives the <blockquote> holding a post's
 # text: a post the article quotes, kept when its box (at least EMBEDDED_POST_SHARE
 # of the box's text) is named like a share bar ("social-media-embed").
