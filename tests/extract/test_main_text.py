@@ -1113,6 +1113,9 @@ def test_sentence_ending_in_parentheses_kept() -> None:
         "Published 11:34 PM EST Nov 19, 2019",
         "Updated: 18 Nov 2019 9:38 pm",
         "Posted on November 19, 2019 by Admin",
+        "Submitted on Mon, 2019-01-21 13:49",  # Drupal's own line
+        "Šodien, 17:40",  # "Today, 17:40", as a Latvian news site dates its items
+        "Yesterday 09:05",
     ],
 )
 def test_line_that_only_dates_the_article_dropped(dateline: str) -> None:
@@ -1121,6 +1124,12 @@ def test_line_that_only_dates_the_article_dropped(dateline: str) -> None:
         f"<p>{p}</p>" for p in PARAGRAPHS
     )
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_sentence_opening_with_today_and_a_time_kept() -> None:
+    said = "Today the first tram left the depot at 9:30, an hour late, with the mayor on board."
+    article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in [*PARAGRAPHS, said])
+    assert main_text(unnamed_page(article, "")).splitlines() == [*PARAGRAPHS, said]
 
 
 def test_subheading_named_subheader_kept() -> None:

@@ -386,8 +386,12 @@ PICTURE_CREDIT = re.compile(
 # 18 Nov 2019 9:38 pm"): the date is the page's metadata, not its text. A time or a
 # year of this era is required ("Updated GDAL library Issue #9614" is a changelog's).
 DATELINE = re.compile(
-    r"^(?:published|updated|posted|last updated|veröffentlicht|aktualisiert|publié|mis à jour)"
-    r"(?:\s+(?:on|am|le))?:?\s+[^.!?#]{0,60}\b(?:\d{1,2}:\d{2}|(?:19|20)\d{2})\b[^.!?#]{0,40}$",
+    r"^(?:published|updated|posted|submitted|last updated|veröffentlicht|aktualisiert|publié"
+    r"|mis à jour)"
+    r"(?:\s+(?:on|am|le))?:?\s+[^.!?#]{0,60}\b(?:\d{1,2}:\d{2}|(?:19|20)\d{2})\b[^.!?#]{0,40}$"
+    # "Today, 17:40" in the reader's language: a news site's time of the day, alone.
+    r"|^(?:today|yesterday|heute|gestern|aujourd'hui|hoy|ayer|oggi|ieri|šodien|vakar"
+    r"|сегодня|вчера|dzisiaj|wczoraj|今日|昨日|今天|昨天)\W{0,3}\d{1,2}:\d{2}$",
     re.IGNORECASE,
 )
 DATELINE_MAX = 160  # characters of a line read as one
