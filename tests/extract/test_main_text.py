@@ -1132,6 +1132,30 @@ def test_sentence_opening_with_today_and_a_time_kept() -> None:
     assert main_text(unnamed_page(article, "")).splitlines() == [*PARAGRAPHS, said]
 
 
+CHINESE_PARAGRAPHS = [
+    "新华社北京11月17日电 记者17日从国家卫生健康委获悉，近阶段，相关部门持续依托短缺药品供应保障"  # noqa: RUF001
+    "工作会商联动机制，深入优化短缺药品实时监测预警与分级应对体系，全力保障人民群众临床用药需求。",  # noqa: RUF001
+    "据了解，短缺药品信息监测共享正在多维度推进。国家卫生健康委依托全国公立医疗卫生机构短缺药品信息"  # noqa: RUF001
+    "直报系统开展短缺药品监测预警与分级应对。工业和信息化部对临床必需易短缺药品的生产供应情况开展动态监测。",
+    "同时，多环节发挥短缺药品清单抓手作用。国家医保局密切监测国家短缺药品清单和临床必需易短缺药品重点监测"  # noqa: RUF001
+    "清单药品价格和配送情况。国家药监局加快短缺药品审评审批进度，持续开展短缺药品基础信息标记和数据管理。",  # noqa: RUF001
+]
+
+
+def test_chinese_editor_and_read_next_lines_after_the_article_dropped() -> None:
+    # A Chinese news page closes its article with the editor in charge, a button to
+    # report an error and "Read the next one:", inside the article's own box.
+    tail = "<p>【纠错】 【责任编辑:张樵苏 】</p><p>阅读下一篇：</p>"  # noqa: RUF001
+    article = "".join(f"<p>{p}</p>" for p in CHINESE_PARAGRAPHS) + tail
+    assert main_text(unnamed_page(article, "")).splitlines() == CHINESE_PARAGRAPHS
+
+
+def test_chinese_paragraph_opening_with_the_word_for_correction_kept() -> None:
+    said = "纠错是一种美德，编辑部每天都会认真核对读者的来信，并在第二天的报纸上刊登更正。"  # noqa: RUF001
+    article = "".join(f"<p>{p}</p>" for p in [*CHINESE_PARAGRAPHS, said])
+    assert main_text(unnamed_page(article, "")).splitlines() == [*CHINESE_PARAGRAPHS, said]
+
+
 def test_subheading_named_subheader_kept() -> None:
     # "header" names a page's masthead; a "subheader" is a heading inside the article.
     heading = '<h2 class="subheader" id="the-harbour">The harbour waits</h2>'

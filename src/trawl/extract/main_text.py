@@ -46,6 +46,7 @@ from trawl.extract.main_text_rules import (
     DATELINE,
     DATELINE_MAX,
     DEFAULT_TUNING,
+    EDITOR_LINE,
     EMBEDDED_POST_SHARE,
     EMBEDDED_POSTS,
     FORM_LEVELS,
@@ -203,7 +204,11 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     lines = _without_empty_headings(lines, tags)
     # What is left of a comment box at the end of the article: its label ("Comments",
     # "Post Comment (+)"). Only at the end: a table of the docs may hold the word.
-    while lines and (FURNITURE_LINE.match(lines[-1]) or CREDIT_LINE.match(lines[-1])):
+    while lines and (
+        FURNITURE_LINE.match(lines[-1])
+        or CREDIT_LINE.match(lines[-1])
+        or EDITOR_LINE.match(lines[-1])
+    ):
         lines.pop()
     # Only a line not much longer than a title can repeat it (as words, punctuation gone).
     longest = 2 * max((len(title) for title in titles), default=0) + 10

@@ -317,6 +317,12 @@ AD_LABEL = re.compile(
 )
 # A line that only labels a comment box: what is left of it once the box was cut, in
 # no article's prose. (Copyright lines are not: the benchmark's articles keep some.)
+# What a Chinese news page ends its article with: the editor in charge ("【责任编辑:
+# 张樵苏 】"), the button to report an error ("【纠错】"), "Read the next one:". Only
+# at the end, as FURNITURE_LINE.
+EDITOR_LINE = re.compile(
+    r"^(?:\W*(?:纠错|糾錯|责任编辑\W{0,3}\w{0,8}|責任編輯\W{0,3}\w{0,8}|阅读下一篇|閱讀下一篇)\W*)+$"
+)
 FURNITURE_LINE = re.compile(
     r"^\W*(\d+\s+)?(comments?|post (a )?comment|leave a (comment|reply)|add (a )?comment"
     r"|kommentare|kommentieren|commentaires|comentarios|commenti)\W*(\(\W*\d*\W*\))?\W*$",
