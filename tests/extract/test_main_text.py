@@ -1156,6 +1156,20 @@ def test_chinese_paragraph_opening_with_the_word_for_correction_kept() -> None:
     assert main_text(unnamed_page(article, "")).splitlines() == [*CHINESE_PARAGRAPHS, said]
 
 
+def test_short_chinese_article_not_taken_for_the_whole_page() -> None:
+    # Two paragraphs of Chinese are 200 characters, a news item's worth of words: the
+    # retry for "almost nothing found" counts letters, and took the whole page instead.
+    short = CHINESE_PARAGRAPHS[:2]
+    article = "".join(f"<p>{p}</p>" for p in short)
+    more = "".join(
+        f'<div class="x4d{n}"><a href="/news/{n}">{title}</a> <span>11月{n}日</span></div>'
+        for n, title in enumerate(
+            ["国家医保局发布新规", "药品价格监测持续推进", "多地开展用药保障"]
+        )
+    )
+    assert main_text(unnamed_page(article, more)).splitlines() == short
+
+
 def test_subheading_named_subheader_kept() -> None:
     # "header" names a page's masthead; a "subheader" is a heading inside the article.
     heading = '<h2 class="subheader" id="the-harbour">The harbour waits</h2>'

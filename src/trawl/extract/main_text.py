@@ -57,6 +57,8 @@ from trawl.extract.main_text_rules import (
     HEADING_RANK,
     HIDING_CLASSES,
     HIDING_STYLES,
+    IDEOGRAPH_WEIGHT,
+    IDEOGRAPHS,
     INVISIBLE_CHARACTERS,
     LED_LIST_ELSEWHERE,
     LED_LIST_HOSTS,
@@ -104,14 +106,14 @@ def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUN
     """
     del url
     text, prose = _extract(html, tuning, drop_unlikely=True)
-    if len(text) < tuning.retry_below or not prose:
+    if _reading_size(text) < tuning.retry_below or not prose:
         # A class rule can name the article's own wrapper ("widget Blog"): try again
         # without them, as readability does. Prose found beats none (a blog post
         # beats the list of labels beside it); else the longer answer wins.
         second, second_prose = _extract(html, tuning, drop_unlikely=False)
         if (second_prose, len(second)) > (prose, len(text)):
             text = second
-    if len(text) < tuning.retry_below:
+    if _reading_size(text) < tuning.retry_below:
         # Both passes cut nearly everything (a category page whose content is lists
         # of links, a page of loose text): the page's visible text less its furniture
         # is better than none, as trafilatura falls back to its baseline.
@@ -128,6 +130,15 @@ def main_text(html: str, url: str | None = None, *, tuning: Tuning = DEFAULT_TUN
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
     return text
+
+
+def _reading_size(text: str) -> int:
+    """The length of ``text`` in Latin characters' worth of reading.
+
+    A Chinese or Japanese character is most of a word: 190 of them are a short news
+    item, which 190 Latin letters are not, and the retry thresholds are in letters.
+    """
+    return len(text) + (IDEOGRAPH_WEIGHT - 1) * len(IDEOGRAPHS.findall(text))
 
 
 def _loose(html: str) -> str:

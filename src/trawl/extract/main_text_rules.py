@@ -274,6 +274,11 @@ class Tuning:
 
 
 DEFAULT_TUNING = Tuning()
+# Characters that each write most of a word (kana, CJK ideographs, Hangul syllables):
+# retry_below counts each as IDEOGRAPH_WEIGHT letters (a word of English is about
+# six characters with its space, of Chinese about two).
+IDEOGRAPHS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+IDEOGRAPH_WEIGHT = 3
 CLEAN_MAX_SHARE = 0.5
 # A block inside the content made of at least MIN_CARDS elements of one tag and
 # class, each holding a link, that are CARDS_SHARE of its text, is a row of teasers.
