@@ -1170,6 +1170,30 @@ def test_short_chinese_article_not_taken_for_the_whole_page() -> None:
     assert main_text(unnamed_page(article, more)).splitlines() == short
 
 
+@pytest.mark.parametrize(("href", "dropped"), [("javascript:void(0)", True), ("/signup", False)])
+def test_paywall_box_of_buttons_after_the_article_dropped(href: str, dropped: bool) -> None:
+    # A paywall's notice and its buttons, links that script drives and that lead to no
+    # page, in a box no rule names; a box whose links lead to pages is left to the
+    # other rules.
+    box = (
+        '<div class="x5e1"><p>Subscribers only. Sign up to read the rest of this story.</p>'
+        f'<div class="x9a0"><p>Choose a plan</p><a href="{href}">Sign up now</a></div>'
+        f'<div class="x9a1"><p>Already a member?</p><a href="{href}">Log in</a></div></div>'
+    )
+    article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in PARAGRAPHS) + box
+    text = main_text(unnamed_page(article, ""))
+    assert ("Subscribers only" not in text) is dropped
+    assert ("Log in" not in text) is dropped
+    assert all(p in text for p in PARAGRAPHS)
+
+
+def test_box_with_one_link_that_script_drives_kept() -> None:
+    said = "The new line will run along the quay, past the old customs house, to the ferry."
+    box = f'<div class="x5e2"><p>{said}</p><a href="javascript:void(0)">Show the map</a></div>'
+    article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in PARAGRAPHS) + box
+    assert said in main_text(unnamed_page(article, ""))
+
+
 def test_subheading_named_subheader_kept() -> None:
     # "header" names a page's masthead; a "subheader" is a heading inside the article.
     heading = '<h2 class="subheader" id="the-harbour">The harbour waits</h2>'

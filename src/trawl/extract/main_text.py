@@ -42,6 +42,7 @@ from trawl.extract.main_text_rules import (
     CLEAN_MAX_SHARE,
     COMMENT_HEADING,
     CONTENT_WORDS,
+    CONTROLS_MAX,
     CREDIT_LINE,
     DATELINE,
     DATELINE_MAX,
@@ -68,6 +69,7 @@ from trawl.extract.main_text_rules import (
     MAX_THREADS,
     MAYBE_HIDDEN_OR_FURNITURE,
     MIN_CARDS,
+    MIN_CONTROLS,
     MIN_PARAGRAPH,
     MIN_THREAD_ITEMS,
     NEGATIVE,
@@ -968,6 +970,9 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
         whole = whole or _size(part.text())
         if not size or size > CLEAN_MAX_SHARE * whole:
             continue  # the bulk of the content: a table of contents is the page
+        if size <= CONTROLS_MAX and _only_controls(node):
+            doomed.append(node)
+            continue
         density = min(1.0, links[node.mem_id] / size)  # as _link_density(node, size)
         if node.tag in {"ul", "ol"} and _introduced(node):
             continue  # the prose leads into it: part of the article
@@ -982,6 +987,19 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
         ):
             doomed.append(node)
     _remove(doomed)
+
+
+def _only_controls(node: LexborNode) -> bool:
+    """Whether every link of ``node`` (two or more) is a button that script drives.
+
+    "Sign up now", "Log in" under a paywall's notice, "Report an error": links to
+    "javascript:void(0)", "#" or nowhere lead to no page; a box of them is the site's
+    controls, whatever it is named.
+    """
+    hrefs = [(a.attrs.get("href") or "").strip().lower() for a in node.css("a")]
+    return len(hrefs) >= MIN_CONTROLS and all(
+        href in {"", "#"} or href.startswith("javascript:") for href in hrefs
+    )
 
 
 def _introduced(node: LexborNode) -> bool:

@@ -313,6 +313,10 @@ WHITESPACE = b" \n\t\r"  # what _size leaves out
 LED_LIST_ELSEWHERE = 0.5
 # ... and a list under a heading, when its links lead to this many other sites.
 LED_LIST_HOSTS = 3
+# A box inside the content whose links (at least MIN_CONTROLS) all lead nowhere, with
+# at most CONTROLS_MAX characters of text, is buttons: a paywall's, a form's.
+MIN_CONTROLS = 2
+CONTROLS_MAX = 300
 SENTENCE_END = re.compile(r"\.( |$)")
 # A line that only labels an advertisement slot.
 AD_LABEL = re.compile(
