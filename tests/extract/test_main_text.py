@@ -1194,6 +1194,32 @@ def test_box_with_one_link_that_script_drives_kept() -> None:
     assert said in main_text(unnamed_page(article, ""))
 
 
+@pytest.mark.parametrize(
+    ("inside", "dropped"),
+    [
+        (
+            "<strong>DON'T MISS</strong><br><a href='/a'>Bakery wins a prize for the third"
+            " year [PICS]</a><br><a href='/b'>Harbour ferry cancelled again [LATEST]</a>",
+            True,
+        ),
+        # A linked picture and its credit are one line of links, not a list of them.
+        (
+            "<a href='/big.jpg'><img src='/small.jpg' alt='The mayor'></a><br>"
+            "<em>Portrait by <a href='https://photo.example'>Ann Lee</a></em>",
+            False,
+        ),
+    ],
+)
+def test_paragraph_of_links_one_a_line_dropped(inside: str, dropped: bool) -> None:
+    # "Related" written as a paragraph: a label, then a headline link a line, <br>
+    # between them, in the article's own box and with no class to tell it.
+    article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    article = article.replace(f"<p>{PARAGRAPHS[2]}", f"<p>{inside}</p><p>{PARAGRAPHS[2]}")
+    text = main_text(unnamed_page(article, ""))
+    assert ("Harbour ferry" not in text and "Portrait by" not in text) is dropped
+    assert all(p in text for p in PARAGRAPHS)
+
+
 def test_subheading_named_subheader_kept() -> None:
     # "header" names a page's masthead; a "subheader" is a heading inside the article.
     heading = '<h2 class="subheader" id="the-harbour">The harbour waits</h2>'

@@ -75,6 +75,7 @@ from trawl.extract.main_text_rules import (
     NEGATIVE,
     NEVER_DROPPED,
     NEVER_TEXT_OR_META,
+    P_LINKS_MIN,
     PARAGRAPH_OR_LOOSE_TAGS,
     PARAGRAPH_TAG_SET,
     PICTURE_CREDIT,
@@ -986,6 +987,17 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
             and text.count(",") < 10
         ):
             doomed.append(node)
+    # Only paragraphs broken by <br>: few are, and most pages have thousands of <p>.
+    seen = set()
+    for br in part.css("p br"):
+        paragraph = br.parent
+        while paragraph is not None and paragraph.tag != "p":
+            paragraph = paragraph.parent
+        if paragraph is None or paragraph.mem_id in seen:
+            continue
+        seen.add(paragraph.mem_id)
+        if _links_one_a_line(paragraph) and _link_density(paragraph) > tuning.clean_links_high:
+            doomed.append(paragraph)
     _remove(doomed)
 
 
@@ -1000,6 +1012,17 @@ def _only_controls(node: LexborNode) -> bool:
     return len(hrefs) >= MIN_CONTROLS and all(
         href in {"", "#"} or href.startswith("javascript:") for href in hrefs
     )
+
+
+def _links_one_a_line(node: LexborNode) -> bool:
+    """Whether the paragraph ``node`` is links, one a line: a list written without <ul>.
+
+    "Related: <br> <a>Headline</a> <br> <a>Headline</a>", "DON'T MISS" and its
+    teasers: at least P_LINKS_MIN links, each with words (the caller finds the <br>). A
+    linked picture and its credit ("<a><img></a><br>Portrait by <a>...</a>") is not.
+    """
+    links = node.css("a")
+    return len(links) >= P_LINKS_MIN and all(link.text().strip() for link in links)
 
 
 def _introduced(node: LexborNode) -> bool:

@@ -313,6 +313,8 @@ WHITESPACE = b" \n\t\r"  # what _size leaves out
 LED_LIST_ELSEWHERE = 0.5
 # ... and a list under a heading, when its links lead to this many other sites.
 LED_LIST_HOSTS = 3
+# A paragraph of at least this many links, each on a line of its own, is a list of them.
+P_LINKS_MIN = 2
 # A box inside the content whose links (at least MIN_CONTROLS) all lead nowhere, with
 # at most CONTROLS_MAX characters of text, is buttons: a paywall's, a form's.
 MIN_CONTROLS = 2
