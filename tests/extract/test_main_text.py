@@ -325,6 +325,35 @@ def test_main_text_f1_on_the_benchmark() -> None:
     assert f1 >= 0.95, (f1, precision, recall)
 
 
+def test_corpus_loader_reads_both_layouts_and_splits_by_hash(tmp_path: Path) -> None:
+    # --corpus: one folder per page, the expectation as HTML (mozilla/readability's
+    # test pages) or as text (newspaper4k's); each page in a half fixed by its name.
+    bench = bench_extraction()
+    load = cast(
+        Callable[[Path], dict[str, tuple[dict[str, str], dict[str, str]]]], bench.load_corpus
+    )
+    assert load(tmp_path / "absent") == {}
+    for n in range(8):
+        folder = tmp_path / f"page-{n}"
+        folder.mkdir()
+        (folder / "source.html").write_text(page(ARTICLE), encoding="utf-8")
+        if n % 2:
+            html = f"<div><h1>Tram</h1><p>{PARAGRAPHS[n % 3]}</p><figure>Photo</figure></div>"
+            (folder / "expected.html").write_text(html, encoding="utf-8")
+        else:
+            (folder / "expected.txt").write_text(PARAGRAPHS[n % 3], encoding="utf-8")
+    (tmp_path / "no-expectation").mkdir()
+    (tmp_path / "no-expectation" / "source.html").write_text(page(ARTICLE), encoding="utf-8")
+    halves = load(tmp_path)
+    half = cast(Callable[[str], str], bench.corpus_half)
+    found = {key: name for name, (pages, _) in halves.items() for key in pages}
+    assert found == {f"page-{n}": half(f"page-{n}") for n in range(8)}
+    assert set(found.values()) == {"tuning", "reporting"}
+    truths = {key: text for _, (_, t) in halves.items() for key, text in t.items()}
+    assert truths["page-1"].strip() == PARAGRAPHS[1]  # the headline and figure left out
+    assert truths["page-2"] == PARAGRAPHS[2]
+
+
 DocsSets = Callable[[], dict[str, tuple[dict[str, str], dict[str, str]]]]
 
 
