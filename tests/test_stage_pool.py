@@ -266,7 +266,7 @@ DIES_AT_ONCE = """
 import os, signal
 from trawl.pipeline.stage_pool import StagePool
 pool = StagePool(1)
-pool._start_pool("spawn").submit(int)  # the worker imports the program: seconds
+pool._start_workers("spawn")  # the worker imports the program: seconds
 os.kill(os.getpid(), signal.SIGKILL)
 """
 

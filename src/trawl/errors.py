@@ -113,6 +113,11 @@ class DiskFull(StoreError, SearchIndexError):
     it committed, and the same command resumes once there is room."""
 
 
+class WorkerError(TrawlError):
+    """A stage's worker process could not finish a task: it died on it twice, or the
+    pool was shut down first. That page fails alone."""
+
+
 class QueryError(TrawlError):
     """A search request is unusable as given."""
 

@@ -18,17 +18,20 @@ import contextlib
 import importlib
 import logging
 import os
-import signal
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from itertools import islice
-from multiprocessing import get_all_start_methods, get_context
+from multiprocessing import get_all_start_methods
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
+from trawl.errors import WorkerError
+from trawl.pipeline.piped import loads, send_whole, start_worker, take, worker_signals
 from trawl.records import PageRecord, ParsedPage
 
 log = logging.getLogger(__name__)
@@ -94,41 +97,42 @@ def workers_for(setting: int) -> int:
     return max(1, min(MAX_WORKERS, cpus or 1))
 
 
-PARENT_CHECK = 1.0  # seconds between a worker's looks at whether its parent still lives
+# Worker deaths in a row, with no answer between them, after which no worker is started
+# again and the stages run in this process: each costs a spawn (a second of imports)
+# for a worker that would likely die the same way (a broken install).
+MAX_DEATHS = 3
+# Times a task is handed to a worker that then dies: a page that kills the parser
+# itself (not just its worker, killed from outside) fails alone the second time.
+MAX_TRIES = 2
 
 
-def _worker_start(parsing: bool, parent: int) -> None:
-    """A worker process's initializer: watch the parent (pid ``parent``), then warm up.
-
-    Ctrl-C and a SIGTERM to the process group reach the workers too; the parent
-    stops the crawl on them and still needs its workers to close it (the end's index
-    documents), so they ignore both: the parent's shutdown or death ends them."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _exit_with_parent(parent)
+def _serve(conn: Connection, parsing: bool, parent: int) -> None:
+    """A worker: warm up, say so, then run each call its pipe brings, one at a time,
+    until it brings None (the pool's shutdown) or closes."""
+    worker_signals(parent)
     if parsing:
         _warm()
     else:
         _warm_documents()
-
-
-def _exit_with_parent(parent: int) -> None:
-    """End this worker within PARENT_CHECK seconds of its parent's death (kill -9).
-
-    A forked worker holds the task queue's pipe open itself, so it would never see
-    the parent go and would wait on the queue for ever, with the parser's memory.
-    """
-    if os.getppid() != parent:
-        # It died while this worker started (a spawned one imports the whole program
-        # first): the worker would have watched its new parent, init, for ever.
-        os._exit(0)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_CHECK)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="trawl-parent-watch", daemon=True).start()
+    send_whole(conn, os.getpid())  # up: the pool hands it work from now on
+    while True:
+        try:
+            call = conn.recv()
+        except (EOFError, OSError):
+            return
+        if call is None:
+            return
+        function, args = call
+        try:
+            answer: tuple[bool, Any] = (True, function(*args))
+        except Exception as e:
+            answer = (False, e)
+        try:
+            send_whole(conn, answer)
+        except OSError:
+            return
+        except Exception as e:  # an exception that does not pickle: its words do
+            send_whole(conn, (False, WorkerError(f"{type(e).__name__}: {e}")))
 
 
 def _warm() -> None:
@@ -177,12 +181,34 @@ def _batches(pages: Iterable[Page], size: int) -> Iterator[list[Page]]:
         yield batch
 
 
+@dataclass(eq=False)
+class _Job:
+    function: Callable[..., Any]
+    args: tuple[Any, ...]
+    answer: asyncio.Future[Any]
+    tries: int = 0
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: BaseProcess
+    conn: Connection
+    up: bool = False  # warmed up: it said so on its pipe
+    job: _Job | None = None
+    received: bytearray = field(default_factory=bytearray)
+    loop: asyncio.AbstractEventLoop | None = None  # the loop reading its pipe
+
+
 class StagePool:
     """Runs ``parse_page`` and ``index_fields`` in worker processes when ``workers`` > 0,
     in this process otherwise.
 
-    A worker that dies (a parser crash on a hostile page) fails that page only: the
-    pool is made anew for the next one.
+    Each worker has a pipe of its own (``piped.py``), written by the caller and read by
+    the event loop; a task goes to the first idle worker, in the order they came. A
+    worker that dies (kill -9, out of memory) costs no task: its task goes to the next
+    worker and a new one is spawned, at most MAX_DEATHS in a row before the stages run
+    in this process. A task a worker dies on twice (a page that crashes the parser)
+    fails alone, with a ``WorkerError``.
     """
 
     def __init__(
@@ -204,8 +230,10 @@ class StagePool:
         self._window, self._share = window, share
         # (wall, the loop thread's CPU) at the start of the window being watched
         self._since: tuple[float, float] | None = None
-        self._started: list[Future[int]] = []  # each worker's first task: done once it is up
-        self._pool: ProcessPoolExecutor | None = None
+        self._all: list[_Worker] = []
+        self._queue: deque[_Job] = deque()  # tasks waiting for an idle worker
+        self._deaths = 0  # in a row, with no answer between them
+        self._spawned = False  # the workers were started (and not shut down since)
         self._warming: asyncio.Task[None] | None = None
         self._thread_cpu = 0.0  # CPU seconds of parses run in threads (LOOP_PARSE_BYTES)
         # One thread, so one parse at a time as on the loop: each holds a huge page's tree.
@@ -215,16 +243,20 @@ class StagePool:
     @property
     def workers_started(self) -> bool:
         """Whether worker processes were started (an on-demand pool's may never be)."""
-        return self._pool is not None
+        return self._spawned
+
+    def _gave_up(self) -> bool:
+        """Workers died MAX_DEATHS times in a row and none is left: the stages run here."""
+        return self._spawned and not self._all
 
     def parsing_here(self) -> bool:
         """Whether the next page is parsed in this process: no workers, or on demand and
         not yet up (a page does not wait for a worker's start-up; it is parsed here)."""
-        if self._workers == 0:
+        if self._workers == 0 or self._gave_up():
             return True
         if not self._on_demand:
             return False
-        return self._pool is None or not all(f.done() for f in self._started)
+        return not self._spawned or not all(w.up for w in self._all)
 
     def _watch_load(self) -> None:
         """Start the workers when the loop's thread had no time to spare for a window."""
@@ -242,7 +274,8 @@ class StagePool:
                 100 * busy / wall,
                 wall,
             )
-            self._launch(self._start_pool())
+            self._start_workers()
+            self._attach(asyncio.get_running_loop())
 
     def start(self) -> None:
         """Start the worker processes now (none: nothing to do), so that their start-up
@@ -251,20 +284,36 @@ class StagePool:
         Before anything starts a thread, so that the workers can be forked: see
         ``start_pool``.
         """
-        if self._workers > 0 and self._pool is None and not self._on_demand:
+        if self._workers > 0 and not self._spawned and not self._on_demand:
             fork = "fork" in get_all_start_methods() and threading.active_count() == 1
-            self._launch(self._start_pool("fork" if fork else "spawn"))
+            self._start_workers("fork" if fork else "spawn")
 
-    def _launch(self, pool: ProcessPoolExecutor) -> None:
-        # A pool starts its processes as tasks come (a spawning one, one per task
-        # while none is idle): one now for each, so no page waits for a start-up.
-        self._started = [pool.submit(int) for _ in range(self._workers)]
+    def _start_workers(self, method: str = "spawn") -> None:
+        # Only a single-threaded process may fork safely, so workers started mid-crawl
+        # (on demand, or after one died) are spawned.
+        if self._spawned:
+            return
+        self._spawned = True
+        for _ in range(self._workers):
+            self._spawn(method)
+
+    def _spawn(self, method: str = "spawn") -> None:
+        """One more worker, unless the system refuses it (out of processes or memory):
+        the pool then runs with fewer, and with none the stages run here."""
+        try:
+            process, conn = start_worker(
+                method, _serve, (self._parsing, os.getpid()), "trawl-stage"
+            )
+        except Exception:
+            log.exception("a stage worker could not be started")
+            return
+        self._all.append(_Worker(process, conn))
 
     def warm_up(self) -> None:
         """``start``, or, when parsing in this process, load the parser's modules and
         the language model in a thread beside the first requests. In an event loop."""
         self.start()
-        here = self._workers == 0 or (self._on_demand and self._pool is None)
+        here = self._workers == 0 or (self._on_demand and not self._spawned)
         if here and self._parsing and self._warming is None:
             self._warming = asyncio.create_task(asyncio.to_thread(_warm))
 
@@ -272,7 +321,7 @@ class StagePool:
         self, body: bytes, url: str, content_type: str | None, content_language: str | None
     ) -> ParsedPage:
         """``parse_page``'s answer for one response."""
-        if self._on_demand and self._pool is None:
+        if self._on_demand and not self._spawned:
             self._watch_load()
         if self.parsing_here():
             if self._warming is not None and not self._warming.done():
@@ -291,15 +340,8 @@ class StagePool:
                 self._thread_cpu += cpu
                 return parsed
             return _parse(body, url, content_type, content_language)
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(
-                self._start_pool(), _parse, body, url, content_type, content_language
-            )
-        except BrokenProcessPool:
-            self._pool = None
-            self._started = []
-            raise
+        answer: ParsedPage = await self._submit(_parse, body, url, content_type, content_language)
+        return answer
 
     async def documents(
         self, pages: Iterable[Page], *, batch: int = DOCUMENT_BATCH
@@ -309,52 +351,157 @@ class StagePool:
         never all in memory."""
         if batch < 1:
             raise ValueError(f"pages per task must be at least 1, not {batch}")
-        if self._workers == 0 or (self._on_demand and self._pool is None):
+        if self._workers == 0 or (self._on_demand and not self._spawned) or self._gave_up():
             for own in _batches(pages, batch):
                 for fields in _documents(own):
                     yield fields
             return
-        for sent, future in self._submitted(pages, batch):
-            try:
-                built = await asyncio.wrap_future(future)
-            except BrokenProcessPool:
-                built = self._rebuilt(sent)
-            for fields in built:
-                yield fields
-
-    def _submitted(
-        self, pages: Iterable[Page], size: int
-    ) -> Iterator[tuple[list[Page], Future[list[Fields]]]]:
-        """Each batch of ``pages`` with the future of its documents, in order; two
-        batches per worker are in the pool ahead of the one handed out."""
+        # Two batches per worker are handed out ahead of the one being read.
         ahead = 2 * self._workers
-        pending: deque[tuple[list[Page], Future[list[Fields]]]] = deque()
-        batches = _batches(pages, size)
-        while True:
-            while len(pending) < ahead and (batch := next(batches, None)) is not None:
-                pending.append((batch, self._start_pool().submit(_documents, batch)))
-            if not pending:
+        pending: deque[tuple[list[Page], asyncio.Future[list[Fields]]]] = deque()
+        batches = _batches(pages, batch)
+        try:
+            while True:
+                while len(pending) < ahead and (sent := next(batches, None)) is not None:
+                    pending.append((sent, self._submit(_documents, sent)))
+                if not pending:
+                    return
+                sent, answer = pending.popleft()
+                try:
+                    built = await answer
+                except WorkerError:
+                    # Pure code on text already extracted should not kill a worker; if
+                    # it does, twice, the batch is built here.
+                    built = _documents(sent)
+                for fields in built:
+                    yield fields
+        finally:
+            for _, answer in pending:  # the caller stopped reading: not built for nothing
+                answer.cancel()
+
+    def _submit(self, function: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """``function(*args)``'s answer, from the first idle worker, in the order asked."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        self._start_workers()
+        if self._gave_up():
+            try:
+                answer.set_result(function(*args))
+            except Exception as e:
+                answer.set_exception(e)
+            return answer
+        self._attach(loop)
+        self._queue.append(_Job(function, args, answer))
+        self._dispatch()
+        return answer
+
+    def _attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Have ``loop`` read every worker's pipe: the answers, and a death at once."""
+        for worker in self._all:
+            if worker.loop is loop:
+                continue
+            fd = worker.conn.fileno()
+            if worker.loop is not None and not worker.loop.is_closed():
+                worker.loop.remove_reader(fd)
+            os.set_blocking(fd, False)
+            loop.add_reader(fd, self._readable, worker)
+            worker.loop = loop
+
+    def _dispatch(self) -> None:
+        """Hand waiting tasks to idle workers, longest waiting first."""
+        idle = (w for w in self._all if w.up and w.job is None)
+        while self._queue:
+            job = self._queue[0]
+            if job.answer.done():  # its caller stopped waiting
+                self._queue.popleft()
+                continue
+            worker = next(idle, None)
+            if worker is None:
                 return
-            yield pending.popleft()
+            self._queue.popleft()
+            worker.job = job
+            job.tries += 1
+            try:
+                send_whole(worker.conn, (job.function, job.args))
+            except OSError:
+                self._died(worker)  # hands the task on, and dispatches again
+                return
+            except Exception as e:  # arguments that do not pickle: that task's fault
+                worker.job = None
+                job.answer.set_exception(e)
 
-    def _rebuilt(self, batch: list[Page]) -> list[Fields]:
-        # Pure code on text already extracted should not crash a worker; if one
-        # does, the batch is built here and the pool made anew for the next ones.
-        self._pool = None
-        self._started = []
-        return _documents(batch)
+    def _readable(self, worker: _Worker) -> None:
+        """The event loop's reader of ``worker``'s pipe: takes what it holds, answers
+        the tasks whose answer is whole, and notices a death (the pipe closed)."""
+        try:
+            chunk = os.read(worker.conn.fileno(), 1 << 20)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._died(worker)
+            return
+        worker.received.extend(chunk)
+        while (message := take(worker.received)) is not None:
+            job, worker.job = worker.job, None
+            if job is None:  # its greeting: warmed up
+                worker.up = True
+                continue
+            self._deaths = 0
+            done, value = loads(message)
+            if not job.answer.done():
+                if done:
+                    job.answer.set_result(value)
+                else:
+                    job.answer.set_exception(value)
+        self._dispatch()
 
-    def _start_pool(self, method: str = "spawn") -> ProcessPoolExecutor:
-        # Only a single-threaded process may fork safely, so a pool made anew
-        # mid-crawl (after a worker died) is spawned.
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self._workers,
-                mp_context=get_context(method),
-                initializer=_worker_start,
-                initargs=(self._parsing, os.getpid()),
+    def _died(self, worker: _Worker) -> None:
+        """``worker``'s pipe closed: its task goes to the next worker (or fails, the
+        second time), and a new worker takes its place, MAX_DEATHS in a row at most."""
+        log.warning("stage worker %s died: a new one takes its place", worker.process.pid)
+        self._forget(worker)
+        self._deaths += 1
+        job = worker.job
+        if job is not None and not job.answer.done():
+            if job.tries >= MAX_TRIES:
+                job.answer.set_exception(
+                    WorkerError(f"a stage worker died on this task {job.tries} times")
+                )
+            else:
+                self._queue.appendleft(job)
+        if self._deaths < MAX_DEATHS:
+            self._spawn()
+            if worker.loop is not None:
+                self._attach(worker.loop)
+        elif self._deaths == MAX_DEATHS:
+            log.error(
+                "%d stage workers in a row died before answering: no more are started",
+                self._deaths,
             )
-        return self._pool
+        if self._all:
+            self._dispatch()
+            return
+        # None left: what waited for a worker runs here.
+        waiting, self._queue = self._queue, deque()
+        for job in waiting:
+            if not job.answer.done():
+                try:
+                    job.answer.set_result(job.function(*job.args))
+                except Exception as e:
+                    job.answer.set_exception(e)
+
+    def _forget(self, worker: _Worker) -> None:
+        if worker in self._all:
+            self._all.remove(worker)
+        if worker.loop is not None and not worker.loop.is_closed():
+            worker.loop.remove_reader(worker.conn.fileno())
+        worker.conn.close()
+        worker.process.join(timeout=1)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
 
     async def close(self) -> None:
         if self._warming is not None:
@@ -363,11 +510,32 @@ class StagePool:
         self.shutdown()
 
     def shutdown(self) -> None:
-        """Stop the workers (again: a no-op), cancelling what they have not begun."""
+        """Stop the workers (again: a no-op). Tasks not answered yet fail with a
+        ``WorkerError``; a worker ends once it has finished the one it is on."""
         if self._parse_thread is not None:
             self._parse_thread.shutdown(wait=False, cancel_futures=True)
             self._parse_thread = None
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
-            self._started = []
+        workers, self._all = self._all, []
+        waiting, self._queue = self._queue, deque()
+        self._spawned = False
+        self._deaths = 0
+        jobs = [*waiting, *(w.job for w in workers if w.job is not None)]
+        for job in jobs:
+            if not job.answer.done() and not job.answer.get_loop().is_closed():
+                job.answer.set_exception(WorkerError("the stage pool was shut down"))
+        for worker in workers:
+            if worker.loop is not None and not worker.loop.is_closed():
+                worker.loop.remove_reader(worker.conn.fileno())
+            if worker.up:
+                # An explicit word: a forked sibling holds this pipe open too, so the
+                # worker would not see it close.
+                with contextlib.suppress(OSError):
+                    send_whole(worker.conn, None)
+            else:
+                worker.process.kill()  # still importing: nothing of ours to finish
+            worker.conn.close()
+        for worker in workers:
+            worker.process.join(timeout=10)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
