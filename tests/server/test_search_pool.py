@@ -20,11 +20,12 @@ from fastapi.testclient import TestClient
 
 from service_fixtures import index_guide
 from trawl.index.tantivy_index import IndexReader
+from trawl.pipeline.piped import send_whole, take
 from trawl.search.request import search_request
 from trawl.server import api_search
 from trawl.server.app import create_app
 from trawl.server.context import Context
-from trawl.server.search_pool import MAX_DEATHS, SearchPool, _message, _send_whole
+from trawl.server.search_pool import MAX_DEATHS, SearchPool
 from trawl.settings import Settings
 
 pytestmark = pytest.mark.slow  # worker processes
@@ -242,17 +243,17 @@ def test_an_answer_is_read_whole_however_the_pipe_splits_it() -> None:
     rest, framed as multiprocessing's own recv() reads it."""
     ours, theirs = Pipe()
     answer = (None, {"results": ["x" * 40_000]}, 1)  # over 16 KB: Connection splits it
-    _send_whole(theirs, answer)
+    send_whole(theirs, answer)
     framed = os.read(ours.fileno(), 1 << 20)
     received = bytearray()
     for n in range(0, len(framed) - 1, 4096):
         received.extend(framed[n : n + 4096])
         if len(received) < len(framed):
-            assert _message(received) is None
+            assert take(received) is None
     received.extend(framed[len(received) :])
-    message = _message(received)
+    message = take(received)
     assert message is not None and pickle.loads(message) == answer
-    _send_whole(theirs, answer)
+    send_whole(theirs, answer)
     assert ours.recv() == answer  # the thread path reads the same framing
 
 

@@ -32,28 +32,23 @@ import contextlib
 import logging
 import os
 import queue
-import signal
-import struct
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from trawl.errors import TrawlError
 from trawl.index.tantivy_index import CommitMark, IndexReader
-from trawl.pipeline.stage_pool import _exit_with_parent
+from trawl.pipeline.piped import loads, send_whole, start_worker, take, worker_signals
 from trawl.search.request import SearchRequest
 from trawl.search.searcher import search
 from trawl.server.answers import page_json
 from trawl.settings import Settings
 
 log = logging.getLogger(__name__)
-_SPAWN = get_context("spawn")
 
 Answer = dict[str, Any]
 # What a search answers: the index commit it read, the API's answer, the process
@@ -93,9 +88,7 @@ def _worker_main(conn: Connection, settings: Settings, parent: int) -> None:
     """A worker: answer each request its pipe brings until the pipe closes (the
     server closed the pool or died). Ctrl-C to the process group is the server's to
     handle; its shutdown or death ends the workers."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _exit_with_parent(parent)
+    worker_signals(parent)
     reader: IndexReader | None = None
     with contextlib.suppress(TrawlError):  # opened ahead of the first search, if there
         reader = IndexReader(settings.index_path)  # is an index yet (else the search says)
@@ -111,41 +104,7 @@ def _worker_main(conn: Connection, settings: Settings, parent: int) -> None:
             if reader is None:
                 reader = IndexReader(settings.index_path)
             answer = search_here(reader, request, settings)
-        _send_whole(conn, answer)
-
-
-# multiprocessing.Connection's framing: a 4-byte signed size (-1: an 8-byte size
-# follows), then the pickle. Written here in one write(), where Connection.send
-# writes an answer over 16 KB in two and wakes the server twice.
-_SIZE = struct.Struct("!i")
-_LONG_SIZE = struct.Struct("!Q")
-
-
-def _send_whole(conn: Connection, message: object) -> None:
-    payload = ForkingPickler.dumps(message)
-    if len(payload) > 0x7FFFFFFF:
-        framed = b"".join((_SIZE.pack(-1), _LONG_SIZE.pack(len(payload)), payload))
-    else:
-        framed = b"".join((_SIZE.pack(len(payload)), payload))
-    view = memoryview(framed)
-    while view:
-        view = view[os.write(conn.fileno(), view) :]
-
-
-def _message(received: bytearray) -> bytes | None:
-    """The pickle in ``received`` once it has all arrived (Connection's framing)."""
-    if len(received) < _SIZE.size:
-        return None
-    (size,) = _SIZE.unpack_from(received)
-    start = _SIZE.size
-    if size == -1:
-        if len(received) < start + _LONG_SIZE.size:
-            return None
-        (size,) = _LONG_SIZE.unpack_from(received, start)
-        start += _LONG_SIZE.size
-    if len(received) < start + size:
-        return None
-    return bytes(received[start : start + size])
+        send_whole(conn, answer)
 
 
 def search_here(reader: IndexReader, request: SearchRequest, settings: Settings) -> Searched:
@@ -206,16 +165,10 @@ class SearchPool:
     def _spawn(self) -> _Process:
         # Spawned: the server runs threads (routes, the store's), and only a process
         # with one thread may fork safely.
-        ours, theirs = _SPAWN.Pipe()
-        process = _SPAWN.Process(
-            target=_worker_main,
-            args=(theirs, self._settings, os.getpid()),
-            name="trawl-search",
-            daemon=True,
+        process, conn = start_worker(
+            "spawn", _worker_main, (self._settings, os.getpid()), "trawl-search"
         )
-        process.start()
-        theirs.close()
-        worker = _Process(process, ours)
+        worker = _Process(process, conn)
         self._all.append(worker)
         return worker
 
@@ -339,12 +292,12 @@ class SearchPool:
                 chunk = b""
             if chunk:
                 received.extend(chunk)
-                message = _message(received)
+                message = take(received)
                 if message is None:
                     return  # the rest is on its way
                 loop.remove_reader(fd)
                 os.set_blocking(fd, True)  # as the thread path (search) expects it
-                answer = ForkingPickler.loads(message)  # our own worker, as recv() would
+                answer = loads(message)
                 self._answered(worker)
             else:
                 loop.remove_reader(fd)
