@@ -40,7 +40,8 @@ async def one_round(pool: StagePool, pages: int, in_flight: int) -> tuple[float,
 
     async def parse(n: int) -> None:
         async with gate:
-            await pool.parse(bodies[n], f"http://127.10.0.{n % 250 + 1}:8000/p{n}", "text/html", None)
+            url = f"http://127.10.0.{n % 250 + 1}:8000/p{n}"
+            await pool.parse(bodies[n], url, "text/html", None)
 
     loop_cpu, cpu, wall = time.thread_time(), time.process_time(), time.perf_counter()
     await asyncio.gather(*(parse(n) for n in range(pages)))

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixture_sites import Route, SiteServer, html_page
+from stage_faults import raising_parse
 from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.pipeline import stage_pool
 from trawl.pipeline.crawl_run import CrawlOutcome, crawl
 from trawl.pipeline.pages import PagePipeline
 from trawl.pipeline.stage_pool import BUSY_WINDOW, StagePool
@@ -353,6 +355,25 @@ async def test_a_pool_started_before_the_crawl_is_used_and_closed(
     assert urls_found(settings, "welcome fixture") == [site.url("/")]
     # The crawl closed the pool it was given: its workers are gone.
     assert not started & {p.pid for p in multiprocessing.active_children()}
+
+
+async def test_a_page_that_breaks_a_parse_worker_is_an_error_and_the_crawl_goes_on(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The parser raising in a worker process comes back as that page's error.
+    monkeypatch.setattr(stage_pool, "_parse", raising_parse)
+    site = serve({**fixture_site(), "/boom": html_page("Boom", "<p>Aardvarks.</p>")})
+    settings = settings_for(tmp_path)
+    pool = StagePool(1)
+    pool.start()
+    store = SQLiteStore(settings.sqlite_path)
+    try:
+        outcome = await crawl([site.url("/"), site.url("/boom")], settings, store, pool=pool)
+    finally:
+        store.close()
+    assert outcome.internal_errors == 1
+    assert urls_found(settings, "zebras") == [site.url("/about")]
+    assert urls_found(settings, "aardvarks") == []
 
 
 async def test_a_crawl_bound_by_politeness_parses_in_its_own_process(

@@ -9,14 +9,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from fixture_sites import html_page
+from stage_faults import SLOW, held_parse, raising_parse
+from trawl.errors import WorkerError
 from trawl.index.documents import index_fields
+from trawl.pipeline import stage_pool
 from trawl.pipeline.parse import parse_page
 from trawl.pipeline.stage_pool import (
     DOCUMENT_BATCH,
@@ -306,3 +309,128 @@ def test_a_worker_whose_parent_died_while_it_started_exits() -> None:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, "the worker outlived its parent"
+
+
+# -- workers behind pipes: a death, a parser that raises, a shutdown -------------------
+
+
+def _new_children(before: set[int | None]) -> list[multiprocessing.process.BaseProcess]:
+    return [p for p in multiprocessing.active_children() if p.pid not in before]
+
+
+def _started(folder: Path) -> set[int]:
+    """The workers that took a held page."""
+    return {int(p.name.split("-")[1]) for p in folder.glob("started-*")}
+
+
+async def _until(check: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds} s")
+        await asyncio.sleep(0.02)
+
+
+BODY = html_page("Parsed apart", "<p>Okapis live in the forest of Ituri.</p>").body
+HTML = "text/html; charset=utf-8"
+
+
+async def test_a_worker_killed_mid_parse_loses_no_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SLOW, str(tmp_path))
+    monkeypatch.setattr(stage_pool, "_parse", held_parse)
+    (tmp_path / "hold").touch()
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        urls = [f"http://127.0.0.1:1/okapi-{n}" for n in range(4)]
+        parsing = [asyncio.ensure_future(pool.parse(BODY, url, HTML, None)) for url in urls]
+        await _until(lambda: any(tmp_path.glob("started-*")), "the worker took a page")
+        (worker,) = _new_children(before)
+        (tmp_path / "hold").unlink()
+        assert worker.pid is not None
+        os.kill(worker.pid, signal.SIGKILL)  # with the first page in hand, three waiting
+        parsed = await asyncio.wait_for(asyncio.gather(*parsing), 120)
+        assert parsed == [parse_page(BODY, url, HTML, None) for url in urls]
+        # A new worker parsed them: the page in hand when its worker died included.
+        (replacement,) = _new_children(before)
+        assert replacement.pid != worker.pid
+        assert (tmp_path / f"started-{replacement.pid}").exists()
+        assert not pool.parsing_here()
+    finally:
+        await pool.close()
+    assert not _new_children(before)
+
+
+async def test_a_page_that_breaks_the_parser_fails_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(stage_pool, "_parse", raising_parse)
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        with pytest.raises(ValueError, match=r"the parser broke on http://127.0.0.1:1/boom"):
+            await pool.parse(BODY, "http://127.0.0.1:1/boom", HTML, None)
+        # The same worker goes on with the next page.
+        (worker,) = _new_children(before)
+        url = "http://127.0.0.1:1/okapi"
+        assert await pool.parse(BODY, url, HTML, None) == parse_page(BODY, url, HTML, None)
+        assert [p.pid for p in _new_children(before)] == [worker.pid]
+    finally:
+        await pool.close()
+
+
+async def test_a_page_its_worker_dies_on_twice_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A page that kills the parser itself (a crash in C) would kill every worker it is
+    # handed to: the second death fails that page, and the pool goes on.
+    monkeypatch.setenv(SLOW, str(tmp_path))
+    monkeypatch.setattr(stage_pool, "_parse", held_parse)
+    (tmp_path / "hold").touch()
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        parsing = asyncio.ensure_future(pool.parse(BODY, "http://127.0.0.1:1/x", HTML, None))
+        killed: set[int] = set()
+        for _ in range(stage_pool.MAX_TRIES):
+            await _until(
+                lambda: bool(_started(tmp_path) - killed),
+                "a worker took the page",
+            )
+            (pid,) = _started(tmp_path) - killed
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        with pytest.raises(WorkerError, match="died on this task 2 times"):
+            await asyncio.wait_for(parsing, 120)
+        (tmp_path / "hold").unlink()
+        url = "http://127.0.0.1:1/okapi"
+        parsed = await asyncio.wait_for(pool.parse(BODY, url, HTML, None), 120)
+        assert parsed == parse_page(BODY, url, HTML, None)
+    finally:
+        await pool.close()
+    assert not _new_children(before)
+
+
+async def test_shutdown_with_pages_in_flight_fails_them_and_ends_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SLOW, str(tmp_path))
+    monkeypatch.setattr(stage_pool, "_parse", held_parse)
+    (tmp_path / "hold").touch()
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(2)
+    pool.start()
+    urls = [f"http://127.0.0.1:1/okapi-{n}" for n in range(6)]
+    parsing = [asyncio.ensure_future(pool.parse(BODY, url, HTML, None)) for url in urls]
+    await _until(lambda: len(list(tmp_path.glob("started-*"))) == 2, "both workers took a page")
+    started = time.monotonic()
+    await pool.close()  # two pages in the workers' hands, four waiting
+    answers = await asyncio.wait_for(asyncio.gather(*parsing, return_exceptions=True), 10)
+    assert all(isinstance(a, WorkerError) for a in answers), answers
+    assert time.monotonic() - started < 5  # not held for the pages being parsed
+    assert not _new_children(before)

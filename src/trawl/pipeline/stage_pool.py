@@ -511,7 +511,7 @@ class StagePool:
 
     def shutdown(self) -> None:
         """Stop the workers (again: a no-op). Tasks not answered yet fail with a
-        ``WorkerError``; a worker ends once it has finished the one it is on."""
+        ``WorkerError``, and a worker on one is killed: its answer has no taker."""
         if self._parse_thread is not None:
             self._parse_thread.shutdown(wait=False, cancel_futures=True)
             self._parse_thread = None
@@ -526,13 +526,13 @@ class StagePool:
         for worker in workers:
             if worker.loop is not None and not worker.loop.is_closed():
                 worker.loop.remove_reader(worker.conn.fileno())
-            if worker.up:
-                # An explicit word: a forked sibling holds this pipe open too, so the
+            if worker.up and worker.job is None:
+                # Told in words: a forked sibling holds this pipe open too, so the
                 # worker would not see it close.
                 with contextlib.suppress(OSError):
                     send_whole(worker.conn, None)
-            else:
-                worker.process.kill()  # still importing: nothing of ours to finish
+            else:  # busy, or still importing: nothing of its to wait for
+                worker.process.kill()
             worker.conn.close()
         for worker in workers:
             worker.process.join(timeout=10)
