@@ -48,7 +48,12 @@ def send_whole(conn: Connection, message: object) -> None:
     16 KB in two, and wakes the reader twice). On a pipe the event loop reads, and so
     non-blocking, the rest of a large message is written blocking: the worker at the
     other end is reading it, not writing."""
-    view = memoryview(framed(message))
+    write_whole(conn, framed(message))
+
+
+def write_whole(conn: Connection, message: bytes) -> None:
+    """``send_whole`` of a message ``framed`` already."""
+    view = memoryview(message)
     fd = conn.fileno()
     blocked = False
     try:

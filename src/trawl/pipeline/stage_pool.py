@@ -31,7 +31,15 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from trawl.errors import WorkerError
-from trawl.pipeline.piped import loads, send_whole, start_worker, take, worker_signals
+from trawl.pipeline.piped import (
+    framed,
+    loads,
+    send_whole,
+    start_worker,
+    take,
+    worker_signals,
+    write_whole,
+)
 from trawl.records import PageRecord, ParsedPage
 
 log = logging.getLogger(__name__)
@@ -101,6 +109,10 @@ def workers_for(setting: int) -> int:
 # again and the stages run in this process: each costs a spawn (a second of imports)
 # for a worker that would likely die the same way (a broken install).
 MAX_DEATHS = 3
+# A task handed to a worker while it is on another one: at most this large, so that
+# it fits the pipe's buffer (Linux: 208 KB) whole. A larger one waits until the
+# worker is idle.
+AHEAD_BYTES = 64 * 1024
 # Times a task is handed to a worker that then dies: a page that kills the parser
 # itself (not just its worker, killed from outside) fails alone the second time.
 MAX_TRIES = 2
@@ -186,7 +198,8 @@ class _Job:
     function: Callable[..., Any]
     args: tuple[Any, ...]
     answer: asyncio.Future[Any]
-    tries: int = 0
+    tries: int = 0  # workers that died on it
+    message: bytes | None = None  # framed, once
 
 
 @dataclass(eq=False)
@@ -194,7 +207,7 @@ class _Worker:
     process: BaseProcess
     conn: Connection
     up: bool = False  # warmed up: it said so on its pipe
-    job: _Job | None = None
+    jobs: deque[_Job] = field(default_factory=deque)  # handed to it, answered in order
     received: bytearray = field(default_factory=bytearray)
     loop: asyncio.AbstractEventLoop | None = None  # the loop reading its pipe
 
@@ -408,27 +421,40 @@ class StagePool:
             worker.loop = loop
 
     def _dispatch(self) -> None:
-        """Hand waiting tasks to idle workers, longest waiting first."""
-        idle = (w for w in self._all if w.up and w.job is None)
+        """Hand waiting tasks to workers, longest waiting first: to an idle one, else
+        a small task to one with a single task in hand, so that it has the next one
+        to read when it answers and does not wait for this process to send it."""
         while self._queue:
             job = self._queue[0]
             if job.answer.done():  # its caller stopped waiting
                 self._queue.popleft()
                 continue
-            worker = next(idle, None)
+            up = [w for w in self._all if w.up]
+            idle = next((w for w in up if not w.jobs), None)
+            ahead = next((w for w in up if len(w.jobs) == 1), None)
+            if idle is None and ahead is None:
+                return
+            if job.message is None:
+                try:
+                    job.message = framed((job.function, job.args))
+                except Exception as e:  # arguments that do not pickle: that task's fault
+                    self._queue.popleft()
+                    job.answer.set_exception(e)
+                    continue
+            message = job.message
+            # A task for a worker on another one goes into the pipe's empty buffer (the
+            # worker has read the task it is on), written whole at once, so the write
+            # cannot wait on the worker while the worker waits on us to read its answer.
+            worker = idle or (ahead if len(message) <= AHEAD_BYTES else None)
             if worker is None:
                 return
             self._queue.popleft()
-            worker.job = job
-            job.tries += 1
+            worker.jobs.append(job)
             try:
-                send_whole(worker.conn, (job.function, job.args))
+                write_whole(worker.conn, message)
             except OSError:
-                self._died(worker)  # hands the task on, and dispatches again
+                self._died(worker)  # hands its tasks on, and dispatches again
                 return
-            except Exception as e:  # arguments that do not pickle: that task's fault
-                worker.job = None
-                job.answer.set_exception(e)
 
     def _readable(self, worker: _Worker) -> None:
         """The event loop's reader of ``worker``'s pipe: takes what it holds, answers
@@ -444,10 +470,10 @@ class StagePool:
             return
         worker.received.extend(chunk)
         while (message := take(worker.received)) is not None:
-            job, worker.job = worker.job, None
-            if job is None:  # its greeting: warmed up
+            if not worker.up:  # its greeting: warmed up
                 worker.up = True
                 continue
+            job = worker.jobs.popleft()
             self._deaths = 0
             done, value = loads(message)
             if not job.answer.done():
@@ -463,14 +489,14 @@ class StagePool:
         log.warning("stage worker %s died: a new one takes its place", worker.process.pid)
         self._forget(worker)
         self._deaths += 1
-        job = worker.job
-        if job is not None and not job.answer.done():
-            if job.tries >= MAX_TRIES:
-                job.answer.set_exception(
-                    WorkerError(f"a stage worker died on this task {job.tries} times")
+        if worker.jobs:  # the first was being worked on; the next ones wait again
+            worker.jobs[0].tries += 1
+            first = worker.jobs[0]
+            if first.tries >= MAX_TRIES and not first.answer.done():
+                first.answer.set_exception(
+                    WorkerError(f"a stage worker died on this task {first.tries} times")
                 )
-            else:
-                self._queue.appendleft(job)
+            self._queue.extendleft(reversed([j for j in worker.jobs if not j.answer.done()]))
         if self._deaths < MAX_DEATHS:
             self._spawn()
             if worker.loop is not None:
@@ -519,14 +545,14 @@ class StagePool:
         waiting, self._queue = self._queue, deque()
         self._spawned = False
         self._deaths = 0
-        jobs = [*waiting, *(w.job for w in workers if w.job is not None)]
+        jobs = [*waiting, *(job for w in workers for job in w.jobs)]
         for job in jobs:
             if not job.answer.done() and not job.answer.get_loop().is_closed():
                 job.answer.set_exception(WorkerError("the stage pool was shut down"))
         for worker in workers:
             if worker.loop is not None and not worker.loop.is_closed():
                 worker.loop.remove_reader(worker.conn.fileno())
-            if worker.up and worker.job is None:
+            if worker.up and not worker.jobs:
                 # Told in words: a forked sibling holds this pipe open too, so the
                 # worker would not see it close.
                 with contextlib.suppress(OSError):
