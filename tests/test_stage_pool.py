@@ -434,3 +434,22 @@ async def test_shutdown_with_pages_in_flight_fails_them_and_ends_the_workers(
     assert all(isinstance(a, WorkerError) for a in answers), answers
     assert time.monotonic() - started < 5  # not held for the pages being parsed
     assert not _new_children(before)
+
+
+async def test_pages_larger_than_the_pipe_pass_both_ways_without_a_deadlock() -> None:
+    # A worker writing a large answer waits for the loop to read it; were the loop
+    # waiting meanwhile to write it the next large page, neither would go on.
+    pool = StagePool(1)
+    pool.start()
+    words = " ".join(f"okapi{n}" for n in range(100_000))  # ~1 MB each way
+    pages = [
+        (html_page(f"Big {n}", f"<p>{words} {n}</p>").body, f"http://127.0.0.1:1/{n}")
+        for n in range(4)
+    ]
+    try:
+        parsed = await asyncio.wait_for(
+            asyncio.gather(*(pool.parse(body, url, HTML, None) for body, url in pages)), 120
+        )
+    finally:
+        await pool.close()
+    assert parsed == [parse_page(body, url, HTML, None) for body, url in pages]

@@ -38,7 +38,6 @@ from trawl.pipeline.piped import (
     start_worker,
     take,
     worker_signals,
-    write_whole,
 )
 from trawl.records import PageRecord, ParsedPage
 
@@ -109,10 +108,9 @@ def workers_for(setting: int) -> int:
 # again and the stages run in this process: each costs a spawn (a second of imports)
 # for a worker that would likely die the same way (a broken install).
 MAX_DEATHS = 3
-# A task handed to a worker while it is on another one: at most this large, so that
-# it fits the pipe's buffer (Linux: 208 KB) whole. A larger one waits until the
-# worker is idle.
-AHEAD_BYTES = 64 * 1024
+# Tasks in a worker's hands at once: the one it is on, and the next, already in its
+# pipe when it answers, so that it does not wait for this process to send one.
+IN_HAND = 2
 # Times a task is handed to a worker that then dies: a page that kills the parser
 # itself (not just its worker, killed from outside) fails alone the second time.
 MAX_TRIES = 2
@@ -209,6 +207,8 @@ class _Worker:
     up: bool = False  # warmed up: it said so on its pipe
     jobs: deque[_Job] = field(default_factory=deque)  # handed to it, answered in order
     received: bytearray = field(default_factory=bytearray)
+    outgoing: bytearray = field(default_factory=bytearray)  # the pipe was full
+    writing: bool = False  # a writer on the loop sends ``outgoing`` as the pipe drains
     loop: asyncio.AbstractEventLoop | None = None  # the loop reading its pipe
 
 
@@ -422,18 +422,16 @@ class StagePool:
 
     def _dispatch(self) -> None:
         """Hand waiting tasks to workers, longest waiting first: to an idle one, else
-        a small task to one with a single task in hand, so that it has the next one
-        to read when it answers and does not wait for this process to send it."""
+        to one with fewer than IN_HAND tasks in hand."""
         while self._queue:
             job = self._queue[0]
             if job.answer.done():  # its caller stopped waiting
                 self._queue.popleft()
                 continue
-            up = [w for w in self._all if w.up]
-            idle = next((w for w in up if not w.jobs), None)
-            ahead = next((w for w in up if len(w.jobs) == 1), None)
-            if idle is None and ahead is None:
+            up = [w for w in self._all if w.up and len(w.jobs) < IN_HAND]
+            if not up:
                 return
+            worker = min(up, key=lambda w: len(w.jobs))
             if job.message is None:
                 try:
                     job.message = framed((job.function, job.args))
@@ -441,20 +439,33 @@ class StagePool:
                     self._queue.popleft()
                     job.answer.set_exception(e)
                     continue
-            message = job.message
-            # A task for a worker on another one goes into the pipe's empty buffer (the
-            # worker has read the task it is on), written whole at once, so the write
-            # cannot wait on the worker while the worker waits on us to read its answer.
-            worker = idle or (ahead if len(message) <= AHEAD_BYTES else None)
-            if worker is None:
-                return
             self._queue.popleft()
             worker.jobs.append(job)
-            try:
-                write_whole(worker.conn, message)
-            except OSError:
-                self._died(worker)  # hands its tasks on, and dispatches again
-                return
+            worker.outgoing += job.message
+            if not self._write(worker):
+                return  # it died: its tasks were handed on, and dispatched again
+
+    def _write(self, worker: _Worker) -> bool:
+        """Write what ``worker``'s pipe takes without waiting; the rest when it takes
+        more (a writer on the loop). Never blocking: the worker may be writing a large
+        answer that waits for this loop to read it. False: the worker died."""
+        fd = worker.conn.fileno()
+        try:
+            written = os.write(fd, worker.outgoing)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            self._died(worker)
+            return False
+        del worker.outgoing[:written]
+        loop = worker.loop
+        if worker.outgoing and not worker.writing and loop is not None:
+            loop.add_writer(fd, self._write, worker)
+            worker.writing = True
+        elif not worker.outgoing and worker.writing and loop is not None:
+            loop.remove_writer(fd)
+            worker.writing = False
+        return True
 
     def _readable(self, worker: _Worker) -> None:
         """The event loop's reader of ``worker``'s pipe: takes what it holds, answers
@@ -523,6 +534,7 @@ class StagePool:
             self._all.remove(worker)
         if worker.loop is not None and not worker.loop.is_closed():
             worker.loop.remove_reader(worker.conn.fileno())
+            worker.loop.remove_writer(worker.conn.fileno())
         worker.conn.close()
         worker.process.join(timeout=1)
         if worker.process.is_alive():
@@ -552,6 +564,7 @@ class StagePool:
         for worker in workers:
             if worker.loop is not None and not worker.loop.is_closed():
                 worker.loop.remove_reader(worker.conn.fileno())
+                worker.loop.remove_writer(worker.conn.fileno())
             if worker.up and not worker.jobs:
                 # Told in words: a forked sibling holds this pipe open too, so the
                 # worker would not see it close.
