@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -958,6 +958,9 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
     doomed = []
     blocks = part.css("ul, ol, div, table, section")
     links = _link_sizes(part.css("a"), {node.mem_id for node in blocks})
+    # Looked up once: a search of the whole tree per list made a long page quadratic
+    # (the Cargo book's print.html: 491 look-ups, 4 of its 6 s).
+    page_host = functools.cache(lambda: _page_host(part))
     for node in blocks:
         if _teasers(node):
             whole = whole or _size(part.text())
@@ -975,7 +978,7 @@ def _clean(part: LexborNode, tuning: Tuning) -> None:
             doomed.append(node)
             continue
         density = min(1.0, links[node.mem_id] / size)  # as _link_density(node, size)
-        if node.tag in {"ul", "ol"} and _introduced(node):
+        if node.tag in {"ul", "ol"} and _introduced(node, page_host):
             continue  # the prose leads into it: part of the article
         if density > tuning.clean_links_high or (
             # A list in the article's prose names its sources as links ("the Elbkantinchen
@@ -1025,7 +1028,7 @@ def _links_one_a_line(node: LexborNode) -> bool:
     return len(links) >= P_LINKS_MIN and all(link.text().strip() for link in links)
 
 
-def _introduced(node: LexborNode) -> bool:
+def _introduced(node: LexborNode, page_host: Callable[[], str | None]) -> bool:
     """Whether the list ``node`` follows a paragraph that announces it ("Our picks:").
 
     A box of related links comes under a heading of its own; a list the article's
@@ -1044,7 +1047,7 @@ def _introduced(node: LexborNode) -> bool:
         # under its heading leads to the site's own pages.
         hosts = [_host(href) for href in hrefs]
         found = {h.removeprefix("www.") for h in hosts if h}
-        page = _page_host(node)
+        page = page_host()
         if page is not None:
             found.discard(page.removeprefix("www."))
         elsewhere = sum(h is not None and h.removeprefix("www.") in found for h in hosts)
@@ -1053,7 +1056,7 @@ def _introduced(node: LexborNode) -> bool:
         return False
     # "Also read:" leads into a list too, of the site's own pages: the article's own
     # list leads elsewhere.
-    host = _page_host(node)
+    host = page_host()
     if host is None:
         return False
     elsewhere = sum(not _same_site(_host(href), host) for href in hrefs)
