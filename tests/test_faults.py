@@ -403,6 +403,52 @@ def test_a_write_batch_lost_to_a_full_disk_leaves_nothing_indexed_ahead(
     assert data.agreed() == urls(site, site.routes)
 
 
+# A crawl that a bug (not the store) stops while its write batch is open, as the disk
+# fills: the batch's last commit fails and is rolled back, and the bug is raised.
+CRAWL_FAILING = """
+import asyncio, resource, sys
+from trawl import settings
+from trawl.pipeline.crawl_run import crawl
+from trawl.store import open_store
+
+room = int(sys.argv[2])
+
+def progress(stats):
+    if stats.ok >= 3:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (room, room))
+        raise RuntimeError("a bug past the page boundary")
+
+chosen = settings.load()
+asyncio.run(crawl([sys.argv[1]], chosen, open_store(chosen), on_progress=progress))
+"""
+
+
+def test_a_write_batch_lost_under_another_error_leaves_nothing_indexed_ahead(
+    serve: Serve, tmp_path: Path
+) -> None:
+    """As above, but the crawl stops for an error of its own (a bug) and the batch's
+    final commit then fails: the lost batch must roll the index back as well. The
+    room: less than a page's links in the store, more than a few pages' index files."""
+    room = 100_000
+    data = Data(tmp_path / "data", str(tmp_path / "data" / "trawl.sqlite"))
+    data.live_index_after = "0"
+    site = serve(linking_pages(30))
+
+    failed = data.python("-c", CRAWL_FAILING, site.url("/"), str(room))
+
+    assert failed.returncode == 1, failed.stderr
+    store = data.open()
+    try:
+        drift = full_check(store, IndexReader(data.folder / "index"))
+    finally:
+        store.close()
+    assert not drift.extra, drift.summary() + f" {drift.samples}" + failed.stderr[-3000:]
+    assert "disk is full" in failed.stderr, failed.stderr  # the loss is what is said
+    again = data.run("crawl", site.url("/"))
+    assert again.returncode == 0, again.stderr
+    assert data.agreed() == urls(site, site.routes)
+
+
 def test_check_repair_closes_a_run_whose_process_died(serve: Serve, data: Data) -> None:
     """A run killed with no crawl after it stayed `running` for good (and /healthz,
     seeing a crawl at work, never compared store and index again): `trawl check

@@ -85,6 +85,7 @@ class _Batch:
     held: int = 0
     began: float = 0.0
     committed: float = float("-inf")  # when it last committed (monotonic)
+    lost: StoreError | None = None  # a failure rolled back writes it held
 
 
 # After a batch commits, its writes commit one by one for this long before the next
@@ -193,11 +194,15 @@ class SQLiteDatabase:
                 raise _store_error(self._where, e) from e
             try:
                 yield
-            except BaseException:
+            except BaseException as e:
                 # A full disk may have rolled the whole batch back already.
                 if self._sqlite.in_transaction:
                     self._sqlite.execute("ROLLBACK TO store_write")
                     self._sqlite.execute("RELEASE store_write")
+                elif batch is not None and not alone and batch.held:
+                    # Writes done before this one went with it: the next flush says
+                    # so, before an index commits pages the store no longer holds.
+                    batch.lost = StoreError(f"store {self._where}: a write batch was lost ({e})")
                 if alone:
                     self._rollback()
                 raise
@@ -223,13 +228,16 @@ class SQLiteDatabase:
         self._batch = _Batch(pages, seconds)
         try:
             yield
-        except BaseException:
+        except BaseException as failure:
             # What the batch holds is whole (each write its own savepoint): keep it,
-            # unless the failure left nothing to keep (a full disk).
+            # unless the failure left nothing to keep (a full disk). Then the loss is
+            # what the caller must hear: a crawl rolls its index back for a StoreError
+            # only, or the index would commit pages this batch never kept.
             try:
                 self.flush()
-            except StoreError:
+            except StoreError as lost:
                 self._rollback()
+                raise lost from failure
             raise
         finally:
             self._batch = None
@@ -242,6 +250,8 @@ class SQLiteDatabase:
         if due_only:
             self._flush_due()
         else:
+            if self._batch is not None and self._batch.lost is not None:
+                raise self._batch.lost  # part of the batch is gone: nothing may build on it
             self._commit(must=True)
 
     def _commit(self, *, must: bool) -> None:
@@ -257,6 +267,9 @@ class SQLiteDatabase:
                     return  # the transaction stands, whole: committed later
             else:
                 self._rollback()
+                if self._batch is not None:
+                    self._batch.lost = _store_error(self._where, e)
+                    raise self._batch.lost from e
             raise _store_error(self._where, e) from e
         if self._batch is not None:
             self._batch.held = 0
