@@ -10,10 +10,12 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.index.tantivy_index import IndexReader
@@ -257,3 +259,52 @@ def test_a_stopped_worker_hands_its_urls_back_at_once(
     fetched = Counter(path for _, path, _ in page_requests(site))
     assert set(fetched) == {"/", *(f"/p{i}" for i in range(20))}
     assert max(fetched.values()) == 1  # no worker died: nothing fetched twice
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not built: the store's frontier keeps no lastmod, so a claimed URL has none",
+)
+def test_a_sitemap_date_reaches_the_pages_workers_fetch(
+    serve: Serve, postgres_url: str, tmp_path: Path
+) -> None:
+    """Issue 17's sitemap dates, in a crawl shared through the store: a URL only the
+    sitemap lists, and one a link queued first (fetched after the sitemap is read),
+    are both saved with the sitemap's date, as in an embedded crawl."""
+    only = {"/s1": "2022-01-01", "/s2": "2022-01-02"}
+    linked = {"/l1": "2022-02-01", "/l2": "2022-02-02", "/l3": "2022-02-03"}
+    site = serve({})
+    urls = "".join(
+        f"<url><loc>{site.base}{path}</loc><lastmod>{day}</lastmod></url>"
+        for path, day in (only | linked).items()
+    )
+    site.routes.update(
+        {
+            "/": html_page("Home", "".join(f'<a href="{p}">{p}</a>' for p in linked)),
+            # Read after the links are queued: the links' URLs are in the store first.
+            "/sitemap.xml": Route(
+                f"<urlset>{urls}</urlset>".encode(),
+                headers={"Content-Type": "application/xml"},
+                delay=1.0,
+            ),
+            **{p: html_page(p, f"<p>A dated page called {p[1:]}.</p>") for p in only | linked},
+        }
+    )
+    options = ("--delay", "0.6", "--host-concurrency", "1", "--concurrency", "2")
+    finish(start_worker(postgres_url, site.url("/"), "dated", *options, cwd=tmp_path))
+    assert "/sitemap.xml" in {path for _, _, path in site.requests}  # read, dates trusted
+
+    store = PostgresStore(postgres_url)
+    try:
+        dates = {}
+        for path in only | linked:
+            page = store.page(site.url(path))
+            assert page is not None, path
+            dates[path] = (page.modified_source, page.modified and page.modified.date())
+    finally:
+        store.close()
+    # /l1 goes out at 0.6 s, before the sitemap is read: dated when the sitemap is.
+    expected = {
+        p: ("sitemap", datetime.fromisoformat(day).date()) for p, day in (only | linked).items()
+    }
+    assert dates == expected
