@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from fixture_sites import HOUSEKEEPING, Route, SiteServer, html_page
 from trawl.crawl.crawler import Admit, Crawler, CrawlLimits, CrawlStats, _Slots
 from trawl.crawl.frontier import Frontier
 from trawl.net.fetcher import Fetcher
+from trawl.net.transport import FetchRequest
 from trawl.records import CrawlUrl, FetchResult, Href, Skip, SkipKind
 from trawl.urls.identity import forms
 
@@ -282,6 +284,106 @@ async def test_a_guessed_sitemap_is_not_followed_to_another_site(serve: Serve) -
     await crawl(site.url("/"), RecordingSink(), allowed=_allow(site) | _allow(other))
 
     assert other.paths() == []
+
+
+@dataclass
+class BigSitemapSink(RecordingSink):
+    """Counts the sitemaps held past the first cap: from their whole read's request
+    (``BigReads``) to their listing, which comes once the parse is done."""
+
+    held: int = 0
+    most_held: int = 0
+    listings: int = 0
+
+    def listed(self, urls: Sequence[str]) -> None:
+        self.listings += 1
+        if urls and "/big" in urls[0]:
+            self.held -= 1
+
+
+@dataclass
+class BigReads:
+    """The real Fetcher, noting each sitemap read past the first cap."""
+
+    fetcher: Fetcher
+    first_bytes: int
+    sink: BigSitemapSink
+
+    async def fetch(self, request: FetchRequest) -> FetchResult:
+        if request.url.endswith("/sitemap.xml") and request.max_bytes > self.first_bytes:
+            self.sink.held += 1
+            self.sink.most_held = max(self.sink.most_held, self.sink.held)
+        return await self.fetcher.fetch(request)
+
+
+async def crawl_big_sitemaps(starts: list[str], sink: BigSitemapSink, allowed: Allowed) -> None:
+    limits = CrawlLimits(
+        user_agent="TrawlTest/1.0",
+        concurrency=8,
+        delay=0.0,
+        max_pages=100,
+        max_depth=10,
+        max_bytes=100_000,
+        robots_max_bytes=10_000,
+        sitemap_max_bytes=1_000_000,
+        sitemap_first_bytes=32_000,
+    )
+    async with Fetcher(
+        user_agent=limits.user_agent,
+        timeout=5.0,
+        concurrency=8,
+        host_concurrency=2,
+        allowed=allowed,
+    ) as fetcher:
+        transport = BigReads(fetcher, limits.sitemap_first_bytes, sink)
+        frontier = Frontier(delay=0.0, host_concurrency=2)
+        await Crawler(transport, sink, limits, frontier).run(starts)
+
+
+def padded_sitemap(urls: Sequence[str], size: int) -> bytes:
+    entries = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    return f"<urlset>{entries}<!-- {'x' * size} --></urlset>".encode()
+
+
+async def test_large_sitemaps_of_many_hosts_are_held_one_at_a_time(serve: Serve) -> None:
+    # Each host's sitemaps are read by a task of its own: unbounded, a 50 MB body per
+    # host waited for its parse at once (12 hosts: 1.7 GB). Past the first cap, one.
+    sites = [serve(linked_pages(0), host=f"127.0.0.{i}") for i in range(1, 5)]
+    for s in sites:
+        listed = [s.url(f"/big{i}") for i in range(5)]
+        s.routes["/sitemap.xml"] = Route(
+            padded_sitemap(listed, 300_000), headers={"Content-Type": "text/xml"}, delay=0.2
+        )
+        s.routes.update({f"/big{i}": html_page(f"Big {i}", "listed") for i in range(5)})
+    sink = BigSitemapSink()
+
+    await crawl_big_sitemaps([s.url("/") for s in sites], sink, _allow_all(sites))
+
+    assert sink.listings == 4
+    assert sink.most_held == 1
+    assert {s.url(f"/big{i}") for s in sites for i in range(5)} <= set(sink.fetched_urls)
+    # A sitemap within the first cap is read once; a larger one twice, not more.
+    assert all(s.paths().count("/sitemap.xml") == 2 for s in sites)
+
+
+async def test_a_gzip_sitemap_inflating_past_the_first_cap_is_read_whole(serve: Serve) -> None:
+    site = serve(linked_pages(0))
+    listed = [site.url(f"/big{i}") for i in range(3)]
+    site.routes.update(
+        {
+            "/sitemap.xml": Route(
+                gzip.compress(padded_sitemap(listed, 300_000)),
+                headers={"Content-Type": "application/gzip"},
+            ),
+            **{f"/big{i}": html_page(f"Big {i}", "listed") for i in range(3)},
+        }
+    )
+    sink = BigSitemapSink()
+
+    await crawl_big_sitemaps([site.url("/")], sink, _allow(site))
+
+    assert set(listed) <= set(sink.fetched_urls)
+    assert site.paths().count("/sitemap.xml") == 2
 
 
 # -- request slots ----------------------------------------------------------------

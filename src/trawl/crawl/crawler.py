@@ -39,7 +39,8 @@ from trawl.net.transport import ANY_TYPE, FetchRequest, Transport
 from trawl.records import CrawlUrl, FetchResult, Href, Skip, SkipKind
 from trawl.robots.policy import RobotsPolicy
 from trawl.robots.rules import MAX_RULES
-from trawl.sitemaps import MAX_INDEX_DEPTH, candidate_urls, parse_sitemap
+from trawl.sitemaps import MAX_INDEX_DEPTH, Sitemap, candidate_urls, parse_sitemap
+from trawl.sitemaps.parse import GZIP_MAGIC
 from trawl.urls.identity import normalise, origin, politeness_host
 from trawl.urls.safety import unsafe_reason
 from trawl.urls.scope import CrawlScope
@@ -141,6 +142,7 @@ class CrawlLimits:
     sitemaps: bool = True
     max_sitemaps_per_host: int = 50  # files, indexes included
     sitemap_max_bytes: int = 50 * 1024 * 1024  # decompressed, per file
+    sitemap_first_bytes: int = 1024 * 1024  # read at once; past it, one sitemap at a time
     sitemap_max_urls: int = 50_000  # per file (the sitemaps.org limit)
 
     @property
@@ -295,6 +297,7 @@ class Crawler:
         self.stop_requested = False
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
         self._sitemap_tasks: set[asyncio.Task[None]] = set()
+        self._big_sitemap = asyncio.Semaphore(1)  # _read_sitemap: one large body at a time
         # Sitemap dates of URLs a link had queued first, until they are fetched.
         self._lastmods: dict[str, datetime] = {}
         self.stats = CrawlStats()
@@ -719,37 +722,20 @@ class Crawler:
             if not declared and not policy.allows(url, self._limits.user_agent):
                 continue
             budget -= 1
-            if paced and politeness_host(url) == home:
+            own_pace = bool(paced) and politeness_host(url) == home
+            if own_pace:
                 await self.pace(url, float("inf"))
-            slot = _Slot(self._slots)
-            await slot.take(sitemap=True)
             try:
-                request = FetchRequest(
-                    url, max_bytes=self._limits.sitemap_max_bytes, read_types=ANY_TYPE
-                )
-                try:
-                    result = await self._transport.fetch(request)
-                finally:
-                    slot.release()
-                if result.location is not None:
-                    # Yoast SEO sends /sitemap.xml on to /sitemap_index.xml. Followed on
-                    # this site only: robots.txt vouches for the declared, not their hops.
-                    target = _same_site(result.location, url, site)
-                    if target is not None:
-                        todo.insert(0, (target, depth, False))
+                read = await self._read_sitemap(url, own_pace)
+                if isinstance(read, FetchResult):
+                    if read.location is not None:
+                        # Yoast SEO sends /sitemap.xml on to /sitemap_index.xml. Followed on
+                        # this site only: robots.txt vouches for the declared, not their hops.
+                        target = _same_site(read.location, url, site)
+                        if target is not None:
+                            todo.insert(0, (target, depth, False))
                     continue
-                if result.status != 200:
-                    continue
-                # Parsing a large sitemap takes a while: off the event loop, so
-                # the workers keep fetching meanwhile.
-                sitemap = await asyncio.to_thread(
-                    parse_sitemap,
-                    result.body,
-                    url,
-                    content_type=result.header("content-type"),
-                    max_bytes=self._limits.sitemap_max_bytes,
-                    max_urls=self._limits.sitemap_max_urls,
-                )
+                sitemap = read
             except (FetchError, SitemapError) as e:
                 self.stats.skip(f"sitemap unusable: {type(e).__name__}", url)
                 continue
@@ -783,6 +769,63 @@ class Crawler:
             if late:
                 for url in await self._date_saved(late):
                     self._lastmods.pop(url, None)
+
+    async def _read_sitemap(self, url: str, paced: bool) -> Sitemap | FetchResult:
+        """The sitemap at ``url``, or the answer when it holds none (a redirect, an error).
+
+        Each host's sitemaps are read by a task of its own, so a body waiting for its
+        parse would cost up to ``sitemap_max_bytes`` per host. A first read stops at
+        ``sitemap_first_bytes``; a sitemap found larger (cut there, or gzip inflating
+        past it) is read again whole under a crawler-wide permit, one at a time, and
+        its body dropped before the permit is: memory is bounded, not by host count.
+        """
+        limits = self._limits
+        cap = min(limits.sitemap_first_bytes, limits.sitemap_max_bytes)
+        first = await self._fetch_sitemap(url, cap)
+        if first.location is not None or first.status != 200:
+            return first
+        if not first.truncated or cap == limits.sitemap_max_bytes:
+            try:
+                return await self._parse_sitemap(first, url, cap)
+            except SitemapError:
+                if cap == limits.sitemap_max_bytes or not first.body.startswith(GZIP_MAGIC):
+                    raise
+                # Possibly a gzip that inflates past the first cap: read again whole.
+        del first  # not held while waiting for the permit
+        if paced:
+            # A later request than the turn taken is still a polite one.
+            await self.pace(url, float("inf"))
+        async with self._big_sitemap:
+            whole = await self._fetch_sitemap(url, limits.sitemap_max_bytes)
+            try:
+                if whole.location is not None or whole.status != 200:
+                    return replace(whole, body=b"")
+                return await self._parse_sitemap(whole, url, limits.sitemap_max_bytes)
+            finally:
+                del whole
+
+    async def _fetch_sitemap(self, url: str, max_bytes: int) -> FetchResult:
+        slot = _Slot(self._slots)
+        await slot.take(sitemap=True)
+        try:
+            # A Content-Length past the first cap is read up to it, then again whole.
+            cut = max_bytes < self._limits.sitemap_max_bytes
+            request = FetchRequest(url, max_bytes=max_bytes, read_types=ANY_TYPE, cut_declared=cut)
+            return await self._transport.fetch(request)
+        finally:
+            slot.release()
+
+    async def _parse_sitemap(self, result: FetchResult, url: str, max_bytes: int) -> Sitemap:
+        # Parsing a large sitemap takes a while: off the event loop, so the workers
+        # keep fetching meanwhile.
+        return await asyncio.to_thread(
+            parse_sitemap,
+            result.body,
+            url,
+            content_type=result.header("content-type"),
+            max_bytes=max_bytes,
+            max_urls=self._limits.sitemap_max_urls,
+        )
 
     async def _date_saved(self, lastmods: Mapping[str, datetime]) -> set[str]:
         """The sink's ``dated``; a failure (a store that refuses a value) loses these
