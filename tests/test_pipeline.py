@@ -398,3 +398,22 @@ async def test_a_crawl_bound_by_politeness_parses_in_its_own_process(
     assert outcome.seconds > BUSY_WINDOW  # a window was watched at least
     assert urls_found(settings, "zebras") == [site.url("/about")]
     assert not children
+
+
+async def test_a_sitemap_date_for_a_queued_url_reaches_whichever_worker_claims_it(
+    tmp_path: Path,
+) -> None:
+    # Issue 17 across workers: a link queued the URL, this worker's sitemap dates it
+    # before anyone fetched it; the worker that claims it (maybe another) has the date.
+    store = SQLiteStore(tmp_path / "trawl.sqlite")
+    url = "http://example.test/later"
+    crawl_id = store.join_crawl(["http://example.test/"])
+    store.frontier_add(crawl_id, [CrawlUrl(url, 1)])
+    pipeline = PagePipeline(store, None, crawl_id, StagePool(0))
+    lastmod = datetime(2022, 2, 1, tzinfo=UTC)
+    try:
+        assert await pipeline.dated({url: lastmod}) == set()  # not saved yet
+        claimed = store.frontier_claim(crawl_id, "w2", lease=60.0, delay=0.0, host_concurrency=1)
+        assert claimed is not None and claimed.lastmod == lastmod
+    finally:
+        store.close()

@@ -15,7 +15,6 @@ from itertools import pairwise
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from fixture_sites import Route, SiteServer, html_page, trawl
 from trawl.index.tantivy_index import IndexReader
@@ -261,10 +260,6 @@ def test_a_stopped_worker_hands_its_urls_back_at_once(
     assert max(fetched.values()) == 1  # no worker died: nothing fetched twice
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not built: the store's frontier keeps no lastmod, so a claimed URL has none",
-)
 def test_a_sitemap_date_reaches_the_pages_workers_fetch(
     serve: Serve, postgres_url: str, tmp_path: Path
 ) -> None:

@@ -362,6 +362,21 @@ def test_host_concurrency_counts_live_leases(store: Store) -> None:
     assert claim(store, crawl_id, "w2", host_concurrency=2) is not None
 
 
+def test_a_sitemap_date_rides_with_a_queued_url_to_its_claim(store: Store) -> None:
+    # Issue 17 in a shared crawl: a URL the sitemap queued, one a link queued first and
+    # the sitemap dated later (re-added or dated), each carries the first date given.
+    jan, feb, mar = (datetime(2022, m, 1, tzinfo=UTC) for m in (1, 2, 3))
+    a, b, c = "https://a.example/1", "https://b.example/1", "https://c.example/1"
+    crawl_id = shared_frontier(store, b, c)
+    store.frontier_add(crawl_id, [CrawlUrl(a, 1, lastmod=jan), CrawlUrl(b, 1, lastmod=feb)])
+    store.frontier_date(crawl_id, {c: mar})
+    store.frontier_date(crawl_id, {a: mar, b: mar})  # a later sitemap: the first date holds
+
+    assert {i.url: i.lastmod for i in store.frontier_pending(crawl_id)} == {a: jan, b: feb, c: mar}
+    claimed = [claim(store, crawl_id, f"w{n}", host_concurrency=4) for n in range(3)]
+    assert {i.url: i.lastmod for i in claimed if i is not None} == {a: jan, b: feb, c: mar}
+
+
 def test_a_crawl_delay_learnt_after_a_claim_holds_the_host(store: Store) -> None:
     # The claimed page waited for robots.txt: the delay counts from now, for every worker.
     crawl_id = shared_frontier(store, "https://a.example/1", "https://a.example/2")

@@ -102,6 +102,9 @@ class PagePipeline:
         return self._dated(lastmods)
 
     def _dated(self, lastmods: Mapping[str, datetime]) -> set[str]:
+        # On the frontier rows first: a URL claimed from now on (by any worker of a
+        # shared crawl, or on resuming) carries its date; one saved already is redated.
+        self._store.frontier_date(self._crawl_id, lastmods)
         saved = self._store.saved_dates(self._crawl_id, list(lastmods))
         changes = [
             (page.url, dates.modified, dates.modified_source)

@@ -138,6 +138,11 @@ class FrontierLog(Protocol):
 
     def frontier_add(self, crawl_id: int, items: Sequence[CrawlUrl]) -> None: ...
 
+    def frontier_date(self, crawl_id: int, lastmods: Mapping[str, datetime]) -> None:
+        """A sitemap's dates for URLs queued already: kept on their rows (the first date
+        wins), so a worker that claims one dates its page."""
+        ...
+
     def frontier_mark(
         self, crawl_id: int, url: str, state: str, reason: str | None = None
     ) -> None: ...

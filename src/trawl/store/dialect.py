@@ -35,7 +35,7 @@ class Dialect:
     clock: str | None = None
     join_lock: str | None = None
     # Parameters: crawl_id, owner, lease seconds, delay seconds, host_concurrency;
-    # answers (url, depth, source, retries, request_url) or no row.
+    # answers (url, depth, source, retries, request_url, lastmod) or no row.
     claim: str | None = None
     # Parameters: crawl_id, want, cap; answers how many were granted.
     grant: str | None = None
@@ -78,7 +78,8 @@ slot AS (
     FOR UPDATE OF h SKIP LOCKED
 ),
 pick AS (
-    SELECT f.url, f.depth, f.source, f.retries, f.request_url FROM frontier f, slot, now, args
+    SELECT f.url, f.depth, f.source, f.retries, f.request_url, f.lastmod
+    FROM frontier f, slot, now, args
     WHERE f.crawl_id = args.crawl AND f.host = slot.host AND {_FREE}
     ORDER BY f.depth
     LIMIT 1
@@ -95,7 +96,8 @@ booked AS (
     FROM slot, now, leased, args
     WHERE host_slots.host = slot.host
 )
-SELECT pick.url, pick.depth, pick.source, pick.retries, pick.request_url FROM pick, leased
+SELECT pick.url, pick.depth, pick.source, pick.retries, pick.request_url, pick.lastmod
+FROM pick, leased
 """  # noqa: S608 - constant text only
 
 # The crawl's row is locked from the read to the write, so two workers asking at once

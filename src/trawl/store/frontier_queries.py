@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from datetime import datetime
 from typing import Any
 
 from trawl.errors import ConfigError
@@ -48,7 +49,8 @@ class FrontierQueries:
         # In URL order: two workers adding the same URLs lock them in the same order
         # (PostgreSQL waits on a row another transaction is inserting) and never deadlock.
         rows = sorted(
-            (crawl_id, i.url, i.depth, i.source, politeness_host(i.url), i.request) for i in items
+            (crawl_id, i.url, i.depth, i.source, politeness_host(i.url), i.request, _iso(i.lastmod))
+            for i in items
         )
         if not rows:
             return
@@ -66,6 +68,19 @@ class FrontierQueries:
                 for r in rows
             ],
         )
+        # A URL queued already (a link found it first, here or in another worker) takes a
+        # sitemap's date onto its row, so whichever worker claims it carries the date.
+        self._frontier_date(crawl_id, [(r[1], r[6]) for r in rows if r[6] is not None])
+
+    def frontier_date(self, crawl_id: int, lastmods: Mapping[str, datetime]) -> None:
+        with self._transaction():
+            self._frontier_date(crawl_id, sorted((u, _iso(d)) for u, d in lastmods.items()))
+
+    def _frontier_date(self, crawl_id: int, dated: Sequence[tuple[str, str | None]]) -> None:
+        if dated:
+            self._db.executemany(
+                shared_sql.FRONTIER_DATE, [(lastmod, crawl_id, url) for url, lastmod in dated]
+            )
 
     def _parked(self, crawl_id: int, hosts: Sequence[str]) -> dict[str, str]:
         """Which of ``hosts`` the crawl gave up on, and why."""
@@ -117,11 +132,14 @@ class FrontierQueries:
 
     def frontier_pending(self, crawl_id: int) -> list[CrawlUrl]:
         rows = self._db.execute(
-            "SELECT url, depth, source, request_url FROM frontier"
+            "SELECT url, depth, source, request_url, lastmod FROM frontier"
             " WHERE crawl_id = ? AND state = 'queued'",
             (crawl_id,),
         )
-        return [CrawlUrl(u, d, s, request=r) for u, d, s, r in rows]
+        return [
+            CrawlUrl(u, d, s, request=r, lastmod=datetime.fromisoformat(m) if m else None)
+            for u, d, s, r, m in rows
+        ]
 
     def frontier_waiting(self, crawl_id: int, host: str) -> list[CrawlUrl]:
         rows = self._db.execute(
@@ -219,8 +237,7 @@ class FrontierQueries:
             found = self._db.execute(self._dialect.claim, params).fetchone()
             if found is None:
                 return None
-            url, depth, source, retries, request = found
-            return CrawlUrl(url, depth, source, retries=retries, request=request)
+            return _claimed(found)
         with self._transaction("IMMEDIATE"):
             now = self._now()
             slot = self._db.execute(
@@ -233,10 +250,9 @@ class FrontierQueries:
             row = self._db.execute(shared_sql.CLAIM_URL, (crawl_id, host, now)).fetchone()
             if row is None:
                 return None
-            url, depth, source, retries, request = row
-            self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, url))
+            self._db.execute(shared_sql.LEASE, (owner, now + lease, crawl_id, row[0]))
             self._db.execute(shared_sql.BOOK_HOST, (now + max(delay, crawl_delay), host))
-        return CrawlUrl(url, depth, source, retries=retries, request=request)
+        return _claimed(row)
 
     def frontier_release(self, crawl_id: int, url: str, owner: str) -> None:
         self._db.execute(shared_sql.RELEASE, (crawl_id, url, owner))
@@ -306,3 +322,14 @@ class FrontierQueries:
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         self._db.execute(shared_sql.SET_CRAWL_DELAY, (host, seconds, self._now() + seconds))
+
+
+def _iso(lastmod: datetime | None) -> str | None:
+    return lastmod.isoformat() if lastmod is not None else None
+
+
+def _claimed(row: Sequence[Any]) -> CrawlUrl:
+    """A claim's row: (url, depth, source, retries, request_url, lastmod)."""
+    url, depth, source, retries, request, lastmod = row
+    when = datetime.fromisoformat(lastmod) if lastmod else None
+    return CrawlUrl(url, depth, source, retries=retries, request=request, lastmod=when)

@@ -262,6 +262,11 @@ MIGRATIONS: tuple[str, ...] = (
     DROP INDEX pages_host;
     DROP INDEX pages_text_hash;
     """,
+    # 15: a sitemap's lastmod (ISO 8601, aware UTC) kept with a queued URL, so the worker
+    #    of a shared crawl that claims it dates the page as an embedded crawl does.
+    """
+    ALTER TABLE frontier ADD COLUMN lastmod TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

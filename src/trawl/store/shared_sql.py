@@ -5,9 +5,13 @@ dialect gives psycopg as ``%s``). What differs is in ``dialect.py``.
 from __future__ import annotations
 
 FRONTIER_ADD = (
-    "INSERT INTO frontier (crawl_id, url, depth, source, host, request_url, state, kind, reason)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+    "INSERT INTO frontier"
+    " (crawl_id, url, depth, source, host, request_url, lastmod, state, kind, reason)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 )
+# A sitemap's date for a URL already queued (by a link, by another worker): the first
+# date kept, as for a URL the sitemap queued. Parameters: lastmod, crawl_id, url.
+FRONTIER_DATE = "UPDATE frontier SET lastmod = ? WHERE crawl_id = ? AND url = ? AND lastmod IS NULL"
 # One more failure in a row at a host in a crawl (a count left by another crawl starts
 # again). Parameters: host, crawl_id.
 HOST_FAILED = """
@@ -56,7 +60,7 @@ LIMIT 1
 """  # noqa: S608 - constant text only
 # Then the host's shallowest free URL. Parameters: crawl_id, host, now.
 CLAIM_URL = f"""
-SELECT f.url, f.depth, f.source, f.retries, f.request_url FROM frontier f
+SELECT f.url, f.depth, f.source, f.retries, f.request_url, f.lastmod FROM frontier f
 WHERE f.crawl_id = ? AND f.host = ? AND {_FREE}
 ORDER BY f.depth
 LIMIT 1
