@@ -364,6 +364,36 @@ async def test_a_worker_killed_mid_parse_loses_no_page(
     assert not _new_children(before)
 
 
+async def test_a_stopped_worker_is_killed_past_the_deadline_and_its_page_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker that never answers (SIGSTOP here; an endless loop in a parse) held its
+    # pages, and the crawl waiting for them, for ever.
+    monkeypatch.setenv(SLOW, str(tmp_path))
+    monkeypatch.setattr(stage_pool, "_parse", held_parse)
+    monkeypatch.setattr(stage_pool, "TASK_DEADLINE", 3.0)
+    (tmp_path / "hold").touch()
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        urls = [f"http://127.0.0.1:1/okapi-{n}" for n in range(3)]
+        parsing = [asyncio.ensure_future(pool.parse(BODY, url, HTML, None)) for url in urls]
+        await _until(lambda: any(tmp_path.glob("started-*")), "the worker took a page")
+        (worker,) = _new_children(before)
+        assert worker.pid is not None
+        os.kill(worker.pid, signal.SIGSTOP)
+        (tmp_path / "hold").unlink()
+        parsed = await asyncio.wait_for(asyncio.gather(*parsing), 60)
+        assert parsed == [parse_page(BODY, url, HTML, None) for url in urls]
+        (replacement,) = _new_children(before)
+        assert replacement.pid != worker.pid
+        assert not pool.parsing_here()  # a worker past its deadline is not a death
+    finally:
+        await pool.close()
+    assert not _new_children(before)
+
+
 async def test_a_page_that_breaks_the_parser_fails_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

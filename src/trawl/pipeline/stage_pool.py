@@ -114,6 +114,12 @@ IN_HAND = 2
 # Times a task is handed to a worker that then dies: a page that kills the parser
 # itself (not just its worker, killed from outside) fails alone the second time.
 MAX_TRIES = 2
+# Seconds a worker may spend on one task before it is killed (SIGKILL ends a stopped one
+# too) and replaced: a parse in an endless loop, or a stopped worker, held its pages and
+# the crawl waiting for them for ever. Far above any parse measured (a hostile 4 MB page
+# of bare paragraphs: 30 s). The task goes to the next worker, as after a death, and
+# fails alone the second time; not counted as a death (a slow page is no broken install).
+TASK_DEADLINE = 300.0
 
 
 def _serve(conn: Connection, parsing: bool, parent: int) -> None:
@@ -210,6 +216,7 @@ class _Worker:
     outgoing: bytearray = field(default_factory=bytearray)  # the pipe was full
     writing: bool = False  # a writer on the loop sends ``outgoing`` as the pipe drains
     loop: asyncio.AbstractEventLoop | None = None  # the loop reading its pipe
+    deadline: asyncio.TimerHandle | None = None  # of the task it is on (jobs[0])
 
 
 class StagePool:
@@ -441,6 +448,8 @@ class StagePool:
                     continue
             self._queue.popleft()
             worker.jobs.append(job)
+            if len(worker.jobs) == 1:
+                self._arm(worker)
             worker.outgoing += job.message
             if not self._write(worker):
                 return  # it died: its tasks were handed on, and dispatched again
@@ -485,6 +494,7 @@ class StagePool:
                 worker.up = True
                 continue
             job = worker.jobs.popleft()
+            self._arm(worker)  # the next task in hand is the one it is on now
             self._deaths = 0
             done, value = loads(message)
             if not job.answer.done():
@@ -494,12 +504,37 @@ class StagePool:
                     job.answer.set_exception(value)
         self._dispatch()
 
-    def _died(self, worker: _Worker) -> None:
+    def _arm(self, worker: _Worker) -> None:
+        """Start the deadline of the task ``worker`` is on (none: no deadline)."""
+        if worker.deadline is not None:
+            worker.deadline.cancel()
+            worker.deadline = None
+        if worker.jobs and worker.loop is not None:
+            worker.deadline = worker.loop.call_later(
+                TASK_DEADLINE, self._expire, worker, worker.jobs[0]
+            )
+
+    def _expire(self, worker: _Worker, job: _Job) -> None:
+        """``worker`` held ``job`` past TASK_DEADLINE: killed, and its tasks handed on."""
+        if worker not in self._all or not worker.jobs or worker.jobs[0] is not job:
+            return
+        log.warning(
+            "stage worker %s did not answer in %s s: killed, a new one takes its place",
+            worker.process.pid,
+            TASK_DEADLINE,
+        )
+        with contextlib.suppress(OSError):
+            worker.process.kill()
+        self._died(worker, death=False)
+
+    def _died(self, worker: _Worker, *, death: bool = True) -> None:
         """``worker``'s pipe closed: its task goes to the next worker (or fails, the
-        second time), and a new worker takes its place, MAX_DEATHS in a row at most."""
-        log.warning("stage worker %s died: a new one takes its place", worker.process.pid)
+        second time), and a new worker takes its place, MAX_DEATHS in a row at most.
+        ``death`` False: killed past its deadline, which is not counted as a death."""
+        if death:
+            log.warning("stage worker %s died: a new one takes its place", worker.process.pid)
         self._forget(worker)
-        self._deaths += 1
+        self._deaths += death
         if worker.jobs:  # the first was being worked on; the next ones wait again
             worker.jobs[0].tries += 1
             first = worker.jobs[0]
@@ -530,6 +565,9 @@ class StagePool:
                     job.answer.set_exception(e)
 
     def _forget(self, worker: _Worker) -> None:
+        if worker.deadline is not None:
+            worker.deadline.cancel()
+            worker.deadline = None
         if worker in self._all:
             self._all.remove(worker)
         if worker.loop is not None and not worker.loop.is_closed():
@@ -562,6 +600,8 @@ class StagePool:
             if not job.answer.done() and not job.answer.get_loop().is_closed():
                 job.answer.set_exception(WorkerError("the stage pool was shut down"))
         for worker in workers:
+            if worker.deadline is not None:
+                worker.deadline.cancel()
             if worker.loop is not None and not worker.loop.is_closed():
                 worker.loop.remove_reader(worker.conn.fileno())
                 worker.loop.remove_writer(worker.conn.fileno())
