@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 
-from trawl.extract.language_model import identifier
+from trawl.extract.language_model import identifier, rebuilt
 
 MIN_WORDS_TO_DETECT = 5
 SAMPLE_CHARS = 400  # enough for a confident guess; detection time grows with it
@@ -43,7 +43,10 @@ _model_lock = threading.Lock()
 
 def _classify(sample: str) -> str:
     with _model_lock:
-        lang, _score = identifier().classify(sample)
+        try:
+            lang, _score = identifier().classify(sample)
+        except (IndexError, OverflowError):  # tables damaged on disk: written again
+            lang, _score = rebuilt().classify(sample)
     return str(lang)
 
 

@@ -239,6 +239,19 @@ def identifier() -> Model:
     return Model(dict[str, Table](tables), meta)
 
 
+@cache
+def rebuilt() -> Model:
+    """``identifier`` again, after its tables raised while scoring: damage the size
+    check cannot see (bits flipped on disk, a stray write), which would fail every
+    page's parse. The cache is removed and written again, once a process: an error
+    the new tables raise too is a bug, and is raised."""
+    folder = cache_folder() / _key()
+    log.warning("language model cache %s is damaged: writing it again", folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    identifier.cache_clear()
+    return identifier()
+
+
 def _mapped(folder: Path) -> Model:
     meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
     tables: dict[str, Table] = {}
