@@ -234,3 +234,21 @@ def test_a_table_damaged_to_its_own_size_is_written_again(cached_home: Path, tab
             model.cache_clear()
     assert found == [lang for lang, _ in py3langid_answers()[:7]]
     assert (folder / table).read_bytes() != damaged
+
+
+def test_a_killed_writers_staging_folder_is_removed_once_the_cache_is_written(
+    cached_home: Path,
+) -> None:
+    # A writer killed while another finished first (two crawls starting together), or
+    # while the next process wrote the cache: no process unpacks again, and only an
+    # unpacking one looked for what killed writers left (up to 83 MB each).
+    key = language_model._key()
+    left = cache_folder() / f".{key}-killed"
+    left.mkdir()
+    (left / "rows.bin").write_bytes(b"half")
+    hour_ago = time.time() - 3600
+    os.utime(left, (hour_ago, hour_ago))
+
+    assert same(answers(load()), py3langid_answers())
+
+    assert not left.exists()

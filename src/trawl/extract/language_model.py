@@ -274,6 +274,9 @@ def _unpacked_folder() -> Path:
     parent = cache_folder()
     folder = parent / key
     if folder.is_dir():
+        # Every process looks (one listing): a writer killed after another wrote the
+        # cache left a staging folder that no later unpacking would see.
+        _remove_stale(parent, key)
         return folder
     parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(parent, key)
@@ -292,9 +295,10 @@ def _unpacked_folder() -> Path:
         _fsync_folder(staging)
         staging.rename(folder)
         _fsync_folder(parent)
-    except OSError:
+    except BaseException as e:  # Ctrl-C too: its staging folder is not left behind
         shutil.rmtree(staging, ignore_errors=True)
-        if not folder.is_dir():  # another process's rename wins a race; else a real error
+        # another process's rename wins a race; else a real error
+        if not isinstance(e, OSError) or not folder.is_dir():
             raise
     return folder
 
