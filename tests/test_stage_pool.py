@@ -394,6 +394,29 @@ async def test_a_stopped_worker_is_killed_past_the_deadline_and_its_page_parsed(
     assert not _new_children(before)
 
 
+async def test_a_worker_stopped_in_its_start_up_is_replaced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Stopped before it said it was up (a start-up that never ends): no page was
+    # ever handed to it, nor to anyone, and the crawl waited for ever.
+    monkeypatch.setattr(stage_pool, "TASK_DEADLINE", 3.0)
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        (worker,) = _new_children(before)
+        assert worker.pid is not None
+        os.kill(worker.pid, signal.SIGSTOP)
+        url = "http://127.0.0.1:1/okapi"
+        parsed = await asyncio.wait_for(pool.parse(BODY, url, HTML, None), 60)
+        assert parsed == parse_page(BODY, url, HTML, None)
+        (replacement,) = _new_children(before)
+        assert replacement.pid != worker.pid
+    finally:
+        await pool.close()
+    assert not _new_children(before)
+
+
 async def test_a_page_that_breaks_the_parser_fails_alone(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

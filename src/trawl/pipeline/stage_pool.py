@@ -426,6 +426,10 @@ class StagePool:
             os.set_blocking(fd, False)
             loop.add_reader(fd, self._readable, worker)
             worker.loop = loop
+            if not worker.up:  # its start-up has the deadline of a task
+                if worker.deadline is not None:
+                    worker.deadline.cancel()
+                worker.deadline = loop.call_later(TASK_DEADLINE, self._expire, worker, None)
 
     def _dispatch(self) -> None:
         """Hand waiting tasks to workers, longest waiting first: to an idle one, else
@@ -492,6 +496,7 @@ class StagePool:
         while (message := take(worker.received)) is not None:
             if not worker.up:  # its greeting: warmed up
                 worker.up = True
+                self._arm(worker)  # the start-up's deadline is over
                 continue
             job = worker.jobs.popleft()
             self._arm(worker)  # the next task in hand is the one it is on now
@@ -514,9 +519,14 @@ class StagePool:
                 TASK_DEADLINE, self._expire, worker, worker.jobs[0]
             )
 
-    def _expire(self, worker: _Worker, job: _Job) -> None:
-        """``worker`` held ``job`` past TASK_DEADLINE: killed, and its tasks handed on."""
-        if worker not in self._all or not worker.jobs or worker.jobs[0] is not job:
+    def _expire(self, worker: _Worker, job: _Job | None) -> None:
+        """``worker`` held ``job`` (None: its start-up) past TASK_DEADLINE: killed, and
+        its tasks handed on. A start-up that never ends counts as a death."""
+        if worker not in self._all:
+            return
+        if job is None and worker.up:
+            return
+        if job is not None and (not worker.jobs or worker.jobs[0] is not job):
             return
         log.warning(
             "stage worker %s did not answer in %s s: killed, a new one takes its place",
@@ -525,7 +535,7 @@ class StagePool:
         )
         with contextlib.suppress(OSError):
             worker.process.kill()
-        self._died(worker, death=False)
+        self._died(worker, death=job is None)
 
     def _died(self, worker: _Worker, *, death: bool = True) -> None:
         """``worker``'s pipe closed: its task goes to the next worker (or fails, the
