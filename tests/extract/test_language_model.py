@@ -252,3 +252,11 @@ def test_a_killed_writers_staging_folder_is_removed_once_the_cache_is_written(
     assert same(answers(load()), py3langid_answers())
 
     assert not left.exists()
+
+
+@pytest.mark.parametrize("text", ["!!! ??? ... --- *** " * 10, "😀 " * 40, "\0 " * 40])
+def test_a_text_with_no_feature_of_any_language_has_none(text: str) -> None:
+    # py3langid answers its first class, Afrikaans, for a text none of whose byte
+    # n-grams it knows: a page of emoji or punctuation was labelled "af".
+    assert py3langid.classify(text)[0] == "af"
+    assert language.detect_language(None, None, text) is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 
-from trawl.extract.language_model import identifier, rebuilt
+from trawl.extract.language_model import NO_FEATURES, identifier, rebuilt
 
 MIN_WORDS_TO_DETECT = 5
 SAMPLE_CHARS = 400  # enough for a confident guess; detection time grows with it
@@ -41,12 +41,14 @@ def detect_language(html_lang: str | None, content_language: str | None, text: s
 _model_lock = threading.Lock()
 
 
-def _classify(sample: str) -> str:
+def _classify(sample: str) -> str | None:
     with _model_lock:
         try:
-            lang, _score = identifier().classify(sample)
+            lang, score = identifier().classify(sample)
         except (IndexError, OverflowError):  # tables damaged on disk: written again
-            lang, _score = rebuilt().classify(sample)
+            lang, score = rebuilt().classify(sample)
+    if score == NO_FEATURES:  # no n-gram of any language (emoji, punctuation): "af"
+        return None
     return str(lang)
 
 

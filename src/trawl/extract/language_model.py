@@ -70,7 +70,8 @@ MAX_BYTES = 2047  # of encoded text scored (a language sample is 400 characters)
 ROW_CACHE = 4096  # feature rows kept as ints
 WEIGHT_BITS = 24  # float32 log1p(count) >= log(2) is an integer at 2^24
 STALE_STAGING = 600.0  # seconds: a staging folder this old was left by a killed writer
-_RAW_FLOOR = -3.4028234663852886e38  # py3langid's score of a text without features
+# py3langid's score of a text without features (with its first class, "af": no answer)
+NO_FEATURES = -3.4028234663852886e38
 
 
 def cache_folder() -> Path:
@@ -115,7 +116,7 @@ class Model:
         data = _encode(text)[:MAX_BYTES]
         visits = self._visits(data)
         if not visits:
-            return self.classes[0], _RAW_FLOOR
+            return self.classes[0], NO_FEATURES
         scores, offset = self._scores(visits)
         for first, dupe in self._aliases:  # script aliases (srl -> sr) share one label
             scores[first] = max(scores[first], scores[dupe])
