@@ -19,7 +19,7 @@ import signal
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from multiprocessing import get_context
 from multiprocessing.connection import Connection
 from multiprocessing.context import DefaultContext
@@ -109,6 +109,16 @@ def start_worker(
     finally:
         theirs.close()
     return process, ours
+
+
+def reap(processes: Iterable[BaseProcess], timeout: float = 10.0) -> None:
+    """Wait for each of ``processes`` to leave; one still there after ``timeout``
+    seconds (stuck in a parse, a search) is killed."""
+    for process in processes:
+        process.join(timeout=timeout)
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def worker_signals(parent: int) -> None:

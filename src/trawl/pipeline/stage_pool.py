@@ -34,6 +34,7 @@ from trawl.errors import WorkerError
 from trawl.pipeline.piped import (
     framed,
     loads,
+    reap,
     send_whole,
     start_worker,
     take,
@@ -623,8 +624,4 @@ class StagePool:
             else:  # busy, or still importing: nothing of its to wait for
                 worker.process.kill()
             worker.conn.close()
-        for worker in workers:
-            worker.process.join(timeout=10)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+        reap(worker.process for worker in workers)

@@ -42,7 +42,7 @@ from typing import Any
 
 from trawl.errors import TrawlError
 from trawl.index.tantivy_index import CommitMark, IndexReader
-from trawl.pipeline.piped import loads, send_whole, start_worker, take, worker_signals
+from trawl.pipeline.piped import loads, reap, send_whole, start_worker, take, worker_signals
 from trawl.search.request import SearchRequest
 from trawl.search.searcher import search
 from trawl.server.answers import page_json
@@ -391,8 +391,4 @@ class SearchPool:
             waiter(None)
         for worker in idle:
             worker.conn.close()
-        for worker in workers:
-            worker.process.join(timeout=10)
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join()
+        reap(worker.process for worker in workers)
