@@ -209,15 +209,12 @@ async def test_a_large_page_parsed_here_leaves_the_event_loop_free() -> None:
     # parse; parsed on the event loop, every other request of the crawl timed out
     # meanwhile and was recorded as the host's failure.
     pool = StagePool(0)
-    gaps: list[float] = []
+    ticks: list[float] = []
 
     async def tick() -> None:
-        last = time.monotonic()
         while True:
             await asyncio.sleep(0.01)
-            now = time.monotonic()
-            gaps.append(now - last)
-            last = now
+            ticks.append(time.monotonic())
 
     body = b"<html><body>" + b"<p>a b " * 30_000 + b"</body></html>"
     url = "http://127.0.0.1:1/heavy"
@@ -226,14 +223,16 @@ async def test_a_large_page_parsed_here_leaves_the_event_loop_free() -> None:
         await asyncio.sleep(0.05)
         started = time.monotonic()
         parsed = await pool.parse(body, url, "text/html", None)
-        took = time.monotonic() - started
-        await asyncio.sleep(0.05)  # the tick the parse held back, if it did
+        ended = time.monotonic()
     finally:
         ticking.cancel()
         await pool.close()
     assert parsed.word_count > 0
-    # The loop kept its turns: no gap near the parse's own length (a blocked loop's).
-    assert max(gaps) < max(0.25, took / 4), (max(gaps), took)
+    # The loop kept taking turns while the page parsed. Counted, not timed: a parse on
+    # the loop lets no tick run until it is done, however fast or loaded the machine;
+    # parsed beside the loop, the loop ticks between the parser's GIL switches.
+    during = [t for t in ticks if started < t < ended]
+    assert len(during) >= 3, (len(during), ended - started)
 
 
 async def test_an_on_demand_pool_starts_its_workers_once_the_loop_is_busy() -> None:
