@@ -607,6 +607,16 @@ def label(candidate: Candidate) -> str:
     return f"{candidate.name} ({candidate.settings})"
 
 
+def _scored(
+    found: list[Candidate], pages: Mapping[str, str], truths: Mapping[str, str]
+) -> dict[str, tuple[float, float, float]]:
+    """Each candidate's (F1, precision, recall) over ``pages``."""
+    return {
+        label(c): article_score({key: c.extract(html) for key, html in pages.items()}, truths)
+        for c in found
+    }
+
+
 def held_out(
     tuning: Tuning, snippets: tuple[Path, Path] | None, corpus: Path | None = None
 ) -> list[HeldOut]:
@@ -615,17 +625,11 @@ def held_out(
     halves = load_corpus(corpus) if corpus else {}
     for half in sorted(halves, reverse=True):  # the tuning half first
         pages, truths = halves[half]
-        scores = {}
-        for candidate in found:
-            outputs = {key: candidate.extract(html) for key, html in pages.items()}
-            scores[label(candidate)] = article_score(outputs, truths)
+        scores = _scored(found, pages, truths)
         sets.append(HeldOut(f"test pages of --corpus, {half} half", len(pages), scores))
         print(f"held out: corpus {half} half, {len(pages)} pages", flush=True)
     for name, (pages, truths) in docs_pages().items():
-        scores = {}
-        for candidate in found:
-            outputs = {key: candidate.extract(html) for key, html in pages.items()}
-            scores[label(candidate)] = article_score(outputs, truths)
+        scores = _scored(found, pages, truths)
         sets.append(HeldOut(f"{name} (container text)", len(pages), scores))
         print(f"held out: {name}, {len(pages)} pages", flush=True)
     if DATA.is_dir():
