@@ -7,11 +7,13 @@ does, so a crawl of it sees the site as its live host would serve it.
     .venv/bin/python bench/golden_sites.py sumo /tmp/sumo-data
     .venv/bin/trawl eval golden bench/golden/sumo-docs.tsv --data /tmp/sumo-data
 
-The Cargo book is the mdBook copy rustup installs with the toolchain's docs; it is crawled
-as https://doc.rust-lang.org/cargo/, its live home, through a host alias to a loopback
-server that answers /cargo/ from that folder (and 404 for the rest of the live host).
+The Cargo book and the rustc book are mdBook copies rustup installs with the toolchain's
+docs; each is crawled as its live home (https://doc.rust-lang.org/cargo/, .../rustc/)
+through a host alias to a loopback server that answers that folder (and 404 for the rest
+of the live host).
 
     .venv/bin/python bench/golden_sites.py cargo /tmp/cargo-data
+    .venv/bin/python bench/golden_sites.py rustc /tmp/rustc-data
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ SITES = {
 }
 
 
-LIVE_CARGO = "doc.rust-lang.org"
+LIVE_RUST = "doc.rust-lang.org"
+# The books rustup installs under share/doc/rust/html, each at /NAME/ on the live host.
+RUST_BOOKS = ("cargo", "rustc")
 
 
 class Server(ThreadingHTTPServer):
@@ -47,9 +51,10 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-def cargo_book() -> Path | None:
-    """The Cargo book rustup installed (``rustup component add rust-docs``), if any."""
-    found = sorted(Path.home().glob(".rustup/toolchains/*/share/doc/rust/html/cargo/index.html"))
+def rust_book(name: str) -> Path | None:
+    """The book ``name`` rustup installed (``rustup component add rust-docs``), if any: the
+    first toolchain's in name order (nightly before stable), as the e2e tests take it."""
+    found = sorted(Path.home().glob(f".rustup/toolchains/*/share/doc/rust/html/{name}/index.html"))
     return found[0].parent if found else None
 
 
@@ -104,19 +109,20 @@ def rewriting_handler(root: Path, live: bytes, origin: bytes) -> type[SimpleHTTP
     return Handler
 
 
-def crawl_cargo(data: Path) -> str:
-    root = cargo_book()
+def crawl_rust_book(name: str, data: Path) -> str:
+    root = rust_book(name)
     if root is None:
-        raise SystemExit("no Cargo book under ~/.rustup (rustup component add rust-docs)")
-    httpd = Server(("127.0.0.1", 0), prefix_handler(root, "/cargo/"))
+        raise SystemExit(f"no {name} book under ~/.rustup (rustup component add rust-docs)")
+    httpd = Server(("127.0.0.1", 0), prefix_handler(root, f"/{name}/"))
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    alias = f"{LIVE_CARGO}=127.0.0.1:{httpd.server_address[1]}"
+    alias = f"{LIVE_RUST}=127.0.0.1:{httpd.server_address[1]}"
     try:
-        # Parsed in worker processes from the start: print.html (the whole book, 1.9 MB)
-        # takes 11-14 s to parse on a loaded 2-core machine, and parsed in the event loop
-        # (parse_workers -1 until the loop is busy) it stalled the requests in flight past
-        # their 10 s connect deadline: 1 to 3 chapters lost in 3 of 6 crawls.
+        # Parsed in worker processes from the start: print.html (the whole book: Cargo's
+        # 1.9 MB, rustc's 1.5 MB) takes 11-14 s to parse on a loaded 2-core machine, and
+        # parsed in the event loop (parse_workers -1 until the loop is busy) it stalled the
+        # requests in flight past their 10 s connect deadline: 1 to 3 Cargo chapters lost
+        # in 3 of 6 crawls.
         settings = Settings(
             data=data,
             delay=0.0,
@@ -126,7 +132,7 @@ def crawl_cargo(data: Path) -> str:
             parse_workers=2,
         )
         store = SQLiteStore(settings.sqlite_path)
-        outcome = asyncio.run(crawl([f"https://{LIVE_CARGO}/cargo/index.html"], settings, store))
+        outcome = asyncio.run(crawl([f"https://{LIVE_RUST}/{name}/index.html"], settings, store))
         store.close()
     finally:
         httpd.shutdown()
@@ -135,8 +141,8 @@ def crawl_cargo(data: Path) -> str:
 
 
 def crawl_site(name: str, data: Path) -> str:
-    if name == "cargo":
-        return crawl_cargo(data)
+    if name in RUST_BOOKS:
+        return crawl_rust_book(name, data)
     folder, live, starts = SITES[name]
     httpd = Server(("127.0.0.1", 0), SimpleHTTPRequestHandler)
     origin = f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -156,7 +162,7 @@ def crawl_site(name: str, data: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("site", choices=sorted([*SITES, "cargo"]))
+    parser.add_argument("site", choices=sorted([*SITES, *RUST_BOOKS]))
     parser.add_argument("data", type=Path)
     args = parser.parse_args()
     print(crawl_site(args.site, args.data))
