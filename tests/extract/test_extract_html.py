@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -532,3 +533,45 @@ def test_prose_naming_a_later_heading_does_not_unseat_the_one_before() -> None:
     found = [(s.title, s.start) for s in locate_sections(headings, text)]
 
     assert found == [("Overview", 24), ("Installation", text.rindex("Installation"))]
+
+
+def test_a_long_reference_page_keeps_a_section_for_each_of_its_hundreds_of_headings() -> None:
+    # The rustc book's warn-by-default lint listing: 146 lints, each an h2 and its Example
+    # and Explanation h3s, 419 headings in all. Cut at 256 headings, the 60 lints after
+    # redundant-semicolons (unused-variables, unexpected-cfgs...) had no section.
+    lints = [f"lint-number-{n}" for n in range(150)]
+    body = "".join(
+        f'<h2 id="{lint}"><a class="header" href="#{lint}">{lint}</a></h2>'
+        f"<p>The {lint.replace('-', '_')} lint detects one kind of mistake.</p>"
+        f'<h3 id="example-{n}"><a class="header" href="#example-{n}">Example</a></h3>'
+        f"<pre><code>fn main() {{ let x{n} = {n}; }}</code></pre>"
+        f'<h3 id="explanation-{n}"><a class="header" href="#explanation-{n}">Explanation</a></h3>'
+        f"<p>Why the compiler warns about case {n}.</p>"
+        for n, lint in enumerate(lints)
+    )
+    html = f"<html><head><title>Warn-by-default Lints</title></head><body><main>{body}</main>"
+    page = parse_html(html.encode(), "https://doc.rust-lang.org/rustc/lints/listing/w.html")
+
+    assert [s.anchor for s in page.sections if s.level == 2] == lints
+    assert len(page.sections) == 3 * len(lints)
+
+
+class _CountedText(str):
+    """A page's text that counts the searches made in it."""
+
+    searches = 0
+
+    def find(self, *args: Any) -> int:
+        _CountedText.searches += 1
+        return super().find(*args)
+
+
+def test_headings_the_text_lacks_are_looked_for_a_bounded_number_of_times() -> None:
+    # Each heading the text lacks costs a scan of the rest of the text: a hostile page of
+    # thousands of them is read only so far, however many headings a page may keep.
+    headings = [(f"missing {n}", 2, f"m{n}") for n in range(5000)]
+    text = _CountedText("words " * 1000)
+    _CountedText.searches = 0
+
+    assert locate_sections(headings, text) == ()
+    assert _CountedText.searches <= 256  # of 5000 headings

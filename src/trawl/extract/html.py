@@ -143,9 +143,12 @@ def parse_html(
 
 
 _SECTION_TAGS = "h1, h2, h3, h4"
-# Each heading is looked for in the text after the one before: a hostile page of thousands
-# of headings the text lacks would cost a scan of the text each.
-MAX_HEADINGS = 256
+# A reference page has hundreds of headings (the rustc book's warn-by-default lint listing
+# 419, a SUMO page 323 h2): all are sections. Each heading is looked for in the text after
+# the one before; one the text lacks costs a scan of the rest of the text, so a hostile
+# page of thousands of those is looked through only until MAX_MISSED_HEADINGS are missed.
+MAX_HEADINGS = 1024
+MAX_MISSED_HEADINGS = 256
 _PERMALINK_SIGNS = " ¶#§\U0001f517"
 _ANCHOR_UP = 3  # ancestors that may carry a heading's id (DocBook: <div id=...><h2>)
 
@@ -217,9 +220,13 @@ def locate_sections(headings: list[tuple[str, int, str]], text: str) -> tuple[Se
     sections: list[Section] = []
     cursor = 0
     ahead = (-1, -1)  # the next heading's place after the one just taken: found once
+    missed = 0
     for number, (title, level, anchor) in enumerate(headings):
         at = ahead[1] if ahead[0] == number else text.find(title, cursor)
         if at == -1:
+            missed += 1
+            if missed == MAX_MISSED_HEADINGS:
+                break
             continue
         if number + 1 < len(headings):
             following = headings[number + 1][0]
