@@ -38,11 +38,13 @@ def test_the_book_is_crawled_as_its_live_host(crawled_book: tuple[Settings, Path
     # The book's first chapter twice (index.html and what-is-rustc.html): one searchable copy.
     first = [pages[f"{BOOK}/{name}"] for name in ("index.html", "what-is-rustc.html")]
     assert sorted(p.searchable for p in first) == [False, True]
-    # A codegen option, a command-line flag, a target page's section: each its own section.
+    # A codegen option, a command-line flag, a target page's section, and the last of the
+    # lint listing's 419 headings: each its own section.
     for url, anchor in [
         ("codegen-options/index.html", "strip"),
         ("command-line-arguments.html", "-l-link-the-generated-crate-to-a-native-library"),
         ("platform-support/wasm32-unknown-unknown.html", "target-maintainers"),
+        ("lints/listing/warn-by-default.html", "while-true"),
     ]:
         assert anchor in [s.anchor for s in pages[f"{BOOK}/{url}"].sections], url
 
