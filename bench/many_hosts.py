@@ -41,13 +41,15 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import median, quantiles
+from statistics import mean, median, quantiles
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 TRAWL_SUMMARY = re.compile(r"crawl \d+ \w+.*?: (\d+) fetched")
 CONCURRENCY = 16
+DELAY = 1.0  # seconds between one host's requests, for both crawlers
+SITE_FILES = ("/robots.txt", "/sitemap.xml")  # not pages: left out of the page gaps
 
 
 def address(i: int) -> str:
@@ -117,6 +119,29 @@ class Run:
         return (
             f"start-up {first - self.launched:4.2f} s, requests {last - first:5.2f} s,"
             f" end {self.ended - last:4.2f} s"
+        )
+
+    def schedule(self) -> str:
+        """The start and the lateness, from the pages' arrivals (robots.txt and sitemaps
+        left out): when the last host's first page went out after the first request
+        (its floor is every host's two requests through the slots), the page gaps'
+        mean excess over the delay, and the host that ended last: its first page and
+        the lateness summed over its gaps. The wall time is roughly start-up + that
+        first page + the schedule + that lateness + end."""
+        pages: dict[str, list[float]] = {}
+        for when, host, path in self.arrivals:
+            if path not in SITE_FILES:
+                pages.setdefault(host, []).append(when)
+        excess = [b - a - DELAY for times in pages.values() for a, b in itertools.pairwise(times)]
+        if not excess:
+            return ""
+        first = self.arrivals[0][0]
+        last = max(pages.values(), key=lambda times: times[-1])
+        late = last[-1] - last[0] - DELAY * (len(last) - 1)
+        return (
+            f"last host's first page {max(t[0] for t in pages.values()) - first:4.2f} s"
+            f" after the first request; page gaps' mean excess {mean(excess) * 1000:3.0f} ms;"
+            f" last host to end: first page at {last[0] - first:4.2f} s, {late:4.2f} s late"
         )
 
     def gaps(self) -> str:
@@ -204,7 +229,8 @@ def run_trawl(starts: list[str], settings: Sequence[str] = ()) -> Run:
         env[name] = value
     with tempfile.TemporaryDirectory(prefix="trawl-many-") as tmp:
         cmd = [str(BIN / "trawl"), "crawl", *starts, "--data", str(Path(tmp) / "data")]
-        cmd += ["--delay", "1", "--host-concurrency", "1", "--concurrency", str(CONCURRENCY)]
+        cmd += ["--delay", str(DELAY), "--host-concurrency", "1"]
+        cmd += ["--concurrency", str(CONCURRENCY)]
         run, lines = measured(cmd, Path(tmp), env)
     match = next((m for m in map(TRAWL_SUMMARY.search, lines) if m), None)
     if match is None:
@@ -224,7 +250,7 @@ SCRAPY_SETTINGS: dict[str, Any] = {
     "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
     "CONCURRENT_REQUESTS": CONCURRENCY,
     "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-    "DOWNLOAD_DELAY": 1.0,
+    "DOWNLOAD_DELAY": DELAY,
     "RANDOMIZE_DOWNLOAD_DELAY": False,
     "REACTOR_THREADPOOL_MAXSIZE": 20,
     "LOG_LEVEL": "WARNING",
@@ -339,6 +365,7 @@ def main() -> int:
                     f"\n    peak memory: largest process {run.peak_mb:.0f} MB, tree RSS"
                     f" {run.tree_rss_mb:.0f} MB, tree PSS {run.tree_pss_mb:.0f} MB"
                     f"\n    {run.phases()}; {run.gaps()}"
+                    f"\n    {run.schedule()}"
                     f"\n    {before} before, {load()} after",
                     flush=True,
                 )
