@@ -32,3 +32,20 @@ def raising_parse(
     if url.endswith("/boom"):
         raise ValueError(f"the parser broke on {url}")
     return parse_page(body, url, content_type, content_language)
+
+
+class _OddError(Exception):
+    """An exception that pickles but does not unpickle (its ``__init__`` takes two
+    arguments, its ``args`` hold one): common in third-party code."""
+
+    def __init__(self, url: str, why: str) -> None:
+        super().__init__(f"{why}: {url}")
+
+
+def unreadable_answer_parse(
+    body: bytes, url: str, content_type: str | None, content_language: str | None
+) -> ParsedPage:
+    """A parse whose answer reaches the pool as bytes it cannot read back."""
+    if url.endswith("/odd"):
+        raise _OddError(url, "the parser broke oddly")
+    return parse_page(body, url, content_type, content_language)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fixture_sites import html_page
-from stage_faults import SLOW, held_parse, raising_parse
+from stage_faults import SLOW, held_parse, raising_parse, unreadable_answer_parse
 from trawl.errors import WorkerError
 from trawl.index.documents import index_fields
 from trawl.pipeline import stage_pool
@@ -433,6 +433,27 @@ async def test_a_page_that_breaks_the_parser_fails_alone(
         assert [p.pid for p in _new_children(before)] == [worker.pid]
     finally:
         await pool.close()
+
+
+async def test_an_answer_that_does_not_unpickle_fails_its_page_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The pool read the answer after taking its page off the worker's hands: an
+    # answer that did not unpickle (an exception whose __init__ takes other arguments
+    # than its args) raised in the loop's reader, and its page waited for ever.
+    monkeypatch.setattr(stage_pool, "_parse", unreadable_answer_parse)
+    before = {p.pid for p in multiprocessing.active_children()}
+    pool = StagePool(1)
+    pool.start()
+    try:
+        urls = ["http://127.0.0.1:1/odd", "http://127.0.0.1:1/okapi"]
+        odd, fine = (asyncio.ensure_future(pool.parse(BODY, url, HTML, None)) for url in urls)
+        with pytest.raises(WorkerError, match="_OddError"):
+            await asyncio.wait_for(odd, 60)
+        assert await asyncio.wait_for(fine, 60) == parse_page(BODY, urls[1], HTML, None)
+    finally:
+        await pool.close()
+    assert not _new_children(before)
 
 
 async def test_a_page_its_worker_dies_on_twice_fails_alone(

@@ -502,7 +502,11 @@ class StagePool:
             job = worker.jobs.popleft()
             self._arm(worker)  # the next task in hand is the one it is on now
             self._deaths = 0
-            done, value = loads(message)
+            try:
+                done, value = loads(message)
+            except Exception as e:  # an exception whose __init__ does not take its args
+                # Raised here, the task would wait for ever: it is off the worker's hands.
+                done, value = False, WorkerError(f"unreadable answer: {type(e).__name__}: {e}")
             if not job.answer.done():
                 if done:
                     job.answer.set_result(value)
