@@ -286,6 +286,35 @@ async def test_a_guessed_sitemap_is_not_followed_to_another_site(serve: Serve) -
     assert other.paths() == []
 
 
+async def test_an_index_sends_no_request_to_another_host(serve: Serve) -> None:
+    # A sitemap index may list only its own host's sitemaps (sitemaps.org); robots.txt
+    # vouched for the index, not for another host's URLs. Its children were fetched
+    # wherever they were: any site made the crawler send up to 50 requests a host to
+    # any other, unpaced, unasked of that host's robots.txt (which forbids them here).
+    other = serve(
+        {
+            "/robots.txt": Route(
+                b"User-agent: *\nDisallow: /", headers={"Content-Type": "text/plain"}
+            ),
+            "/logout": sitemap("http://127.0.0.2/elsewhere"),
+        },
+        host="127.0.0.2",
+    )
+    site = serve({"/": html_page("Home", "no links")})
+    children = [other.url("/logout"), site.url("/own.xml")]
+    entries = "".join(f"<sitemap><loc>{c}</loc></sitemap>" for c in children)
+    site.routes["/sitemap.xml"] = Route(
+        f"<sitemapindex>{entries}</sitemapindex>".encode(), headers={"Content-Type": "text/xml"}
+    )
+    site.routes["/own.xml"] = sitemap(site.url("/listed"))
+    site.routes["/listed"] = html_page("Listed", "only in the sitemap")
+
+    await crawl(site.url("/"), RecordingSink(), allowed=_allow_all([site, other]))
+
+    assert other.paths() == []
+    assert "/listed" in site.paths()  # its own child is read
+
+
 @dataclass
 class BigSitemapSink(RecordingSink):
     """Counts the sitemaps held past the first cap: from their whole read's request

@@ -740,7 +740,7 @@ class Crawler:
                 self.stats.skip(f"sitemap unusable: {type(e).__name__}", url)
                 continue
             if depth < MAX_INDEX_DEPTH:
-                todo.extend((child, depth + 1, True) for child in sitemap.children)
+                todo.extend((child, depth + 1, True) for child in self._own_children(sitemap))
             self.stats.sitemap_urls += len(sitemap.entries)
             self._sink.listed([e.url for e in sitemap.entries])
             if self._limits.max_depth < 1:
@@ -769,6 +769,19 @@ class Crawler:
             if late:
                 for url in await self._date_saved(late):
                     self._lastmods.pop(url, None)
+
+    def _own_children(self, index: Sitemap) -> list[str]:
+        """The sitemaps ``index`` lists on its own host (sitemaps.org allows no other):
+        robots.txt vouched for the index, and another host's robots.txt, pace and safe
+        URLs are not asked for a sitemap's request."""
+        host = politeness_host(index.url)
+        own = [child for child in index.children if politeness_host(child) == host]
+        if len(own) < len(index.children):
+            foreign = next(c for c in index.children if politeness_host(c) != host)
+            self.stats.skip(
+                "sitemap index child on another host", foreign, len(index.children) - len(own)
+            )
+        return own
 
     async def _read_sitemap(self, url: str, paced: bool) -> Sitemap | FetchResult:
         """The sitemap at ``url``, or the answer when it holds none (a redirect, an error).
