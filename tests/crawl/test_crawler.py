@@ -345,7 +345,9 @@ class BigReads:
         return await self.fetcher.fetch(request)
 
 
-async def crawl_big_sitemaps(starts: list[str], sink: BigSitemapSink, allowed: Allowed) -> None:
+async def crawl_big_sitemaps(
+    starts: list[str], sink: BigSitemapSink, allowed: Allowed, *, fetch_timeout: float = 5.0
+) -> None:
     limits = CrawlLimits(
         user_agent="TrawlTest/1.0",
         concurrency=8,
@@ -359,7 +361,7 @@ async def crawl_big_sitemaps(starts: list[str], sink: BigSitemapSink, allowed: A
     )
     async with Fetcher(
         user_agent=limits.user_agent,
-        timeout=5.0,
+        timeout=fetch_timeout,
         concurrency=8,
         host_concurrency=2,
         allowed=allowed,
@@ -393,6 +395,28 @@ async def test_large_sitemaps_of_many_hosts_are_held_one_at_a_time(serve: Serve)
     assert {s.url(f"/big{i}") for s in sites for i in range(5)} <= set(sink.fetched_urls)
     # A sitemap within the first cap is read once; a larger one twice, not more.
     assert all(s.paths().count("/sitemap.xml") == 2 for s in sites)
+
+
+async def test_a_host_that_drips_a_large_sitemap_holds_the_permit_once(serve: Serve) -> None:
+    # Every host's large sitemaps wait for the one permit. A host whose whole read
+    # drips until the request's timeout held it that long for each of its sitemaps
+    # (50 a host: 1,000 s at the default 20 s), one hostile host after another, while
+    # every other host's large sitemaps waited.
+    site = serve(linked_pages(0))
+    head = padded_sitemap([site.url("/big0")], 40_000)[: -len(b"</urlset>")]
+    drip = Route(chunks=[head, *[b"<!-- -->"] * 100], chunk_delay=0.1)
+    children = [f"/drip{i}.xml" for i in range(3)]
+    entries = "".join(f"<sitemap><loc>{site.url(c)}</loc></sitemap>" for c in children)
+    site.routes["/sitemap.xml"] = Route(
+        f"<sitemapindex>{entries}</sitemapindex>".encode(), headers={"Content-Type": "text/xml"}
+    )
+    site.routes.update(dict.fromkeys(children, drip))
+    sink = BigSitemapSink()
+
+    await crawl_big_sitemaps([site.url("/")], sink, _allow(site), fetch_timeout=1.0)
+
+    # Each child is read to the first cap; only the first is read again, and times out.
+    assert [site.paths().count(c) for c in children] == [2, 1, 1]
 
 
 async def test_a_gzip_sitemap_inflating_past_the_first_cap_is_read_whole(serve: Serve) -> None:

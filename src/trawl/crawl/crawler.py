@@ -298,6 +298,7 @@ class Crawler:
         self._reserved = 0  # fetches started or about to start: keeps max_pages exact
         self._sitemap_tasks: set[asyncio.Task[None]] = set()
         self._big_sitemap = asyncio.Semaphore(1)  # _read_sitemap: one large body at a time
+        self._big_sitemap_failed: set[str] = set()  # hosts whose whole read failed under it
         # Sitemap dates of URLs a link had queued first, until they are fetched.
         self._lastmods: dict[str, datetime] = {}
         self.stats = CrawlStats()
@@ -805,11 +806,20 @@ class Crawler:
                     raise
                 # Possibly a gzip that inflates past the first cap: read again whole.
         del first  # not held while waiting for the permit
+        host = politeness_host(url)
+        if host in self._big_sitemap_failed:
+            # Every host's large sitemaps wait for the permit: a host that drips one
+            # until the timeout would hold it that long for each of its 50 sitemaps.
+            raise SitemapError("a large sitemap of a host that failed to send one whole")
         if paced:
             # A later request than the turn taken is still a polite one.
             await self.pace(url, float("inf"))
         async with self._big_sitemap:
-            whole = await self._fetch_sitemap(url, limits.sitemap_max_bytes)
+            try:
+                whole = await self._fetch_sitemap(url, limits.sitemap_max_bytes)
+            except FetchError:
+                self._big_sitemap_failed.add(host)
+                raise
             try:
                 if whole.location is not None or whole.status != 200:
                     return replace(whole, body=b"")
