@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import itertools
+import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -417,6 +418,61 @@ async def test_a_host_that_drips_a_large_sitemap_holds_the_permit_once(serve: Se
 
     # Each child is read to the first cap; only the first is read again, and times out.
     assert [site.paths().count(c) for c in children] == [2, 1, 1]
+
+
+async def test_index_children_past_the_budget_are_not_held(serve: Serve) -> None:
+    # Each index's children were queued whole, though at most max_sitemaps_per_host are
+    # read: indexes of 50,000 children, or of 3,000 at 16 KB each, held up to 48 MB of
+    # URLs a read, 2.4 GB a host after 50 reads, every host's task at once.
+    site = serve(linked_pages(0))
+
+    def wide(k: int) -> Route:  # 3.6 MB, children of their own
+        pad = "a" * 6000
+        children = "".join(
+            f"<sitemap><loc>{site.url(f'/c{k}/{pad}{j}')}</loc></sitemap>" for j in range(600)
+        )
+        body = f"<sitemapindex>{children}</sitemapindex>".encode()
+        return Route(body, headers={"Content-Type": "text/xml"})
+
+    top = "".join(f"<sitemap><loc>{site.url(f'/i{k}.xml')}</loc></sitemap>" for k in range(9))
+    site.routes["/sitemap.xml"] = Route(
+        f"<sitemapindex>{top}</sitemapindex>".encode(), headers={"Content-Type": "text/xml"}
+    )
+    site.routes.update({f"/i{k}.xml": wide(k) for k in range(9)})
+    limits = CrawlLimits(
+        user_agent="TrawlTest/1.0",
+        concurrency=4,
+        delay=0.0,
+        max_pages=10,
+        max_depth=10,
+        max_bytes=100_000,
+        robots_max_bytes=10_000,
+        max_sitemaps_per_host=10,
+        sitemap_max_bytes=20_000_000,
+    )
+    tracemalloc.start()
+    try:
+        async with Fetcher(
+            user_agent=limits.user_agent,
+            timeout=30.0,
+            concurrency=4,
+            host_concurrency=2,
+            allowed=_allow(site),
+        ) as fetcher:
+            frontier = Frontier(delay=0.0, host_concurrency=2)
+            await Crawler(fetcher, RecordingSink(), limits, frontier).run([site.url("/")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert [p for p in site.paths() if p.startswith("/i")] == [
+        f"/i{k}.xml"
+        for k in range(9)
+        for _ in range(2)  # a first read, then whole
+    ]
+    # One index's body and children at a time (15 MB measured), not the children of
+    # all nine indexes read (41 MB).
+    assert peak < 25_000_000, peak
 
 
 async def test_a_gzip_sitemap_inflating_past_the_first_cap_is_read_whole(serve: Serve) -> None:

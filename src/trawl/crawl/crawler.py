@@ -741,7 +741,12 @@ class Crawler:
                 self.stats.skip(f"sitemap unusable: {type(e).__name__}", url)
                 continue
             if depth < MAX_INDEX_DEPTH:
-                todo.extend((child, depth + 1, True) for child in self._own_children(sitemap))
+                # No more than can still be read: an index lists up to 50,000 children
+                # (16 KB each at most), and each read's would be held to the end.
+                known = seen | {u for u, _, _ in todo}
+                fresh = [c for c in self._own_children(sitemap) if c not in known]
+                room = max(0, budget - len(todo))
+                todo.extend((child, depth + 1, True) for child in fresh[:room])
             self.stats.sitemap_urls += len(sitemap.entries)
             self._sink.listed([e.url for e in sitemap.entries])
             if self._limits.max_depth < 1:
