@@ -18,7 +18,7 @@ from trawl.extract.dates import markup_dates
 from trawl.extract.language import detect_language
 from trawl.extract.links import occurrences
 from trawl.extract.main_text import main_text
-from trawl.extract.nesting import nesting_bounded
+from trawl.extract.nesting import attributes_bounded, nesting_bounded
 from trawl.records import ParsedPage, Section
 from trawl.urls.identity import normalise
 
@@ -73,7 +73,8 @@ def parse_html(
     fingerprints and the quality score are left empty: pipeline/parse.py adds them.
     """
     text = _decode(body, content_type)
-    text = nesting_bounded(text)  # every parse below is quadratic in the nesting
+    # Every parse below is quadratic in the nesting and in one element's attributes.
+    text = nesting_bounded(attributes_bounded(text))
     tree = LexborHTMLParser(_BLOCK_TAG.sub(" <", text))
     base = _base_url(tree, url)
     root = tree.root
