@@ -32,7 +32,7 @@ from trawl.records import (
 )
 from trawl.store.base import Store
 from trawl.store.postgres import PostgresStore
-from trawl.store.schema import SCHEMA_VERSION
+from trawl.store.schema import MIGRATIONS, SCHEMA_VERSION
 from trawl.store.sqlite import YIELD_SECONDS, SQLiteStore
 
 
@@ -54,6 +54,47 @@ def test_opening_twice_migrates_once(tmp_path: Path) -> None:
     assert versions == list(range(1, SCHEMA_VERSION + 1))
     assert mode == "wal"
     assert {"sites", "pages", "links", "crawls", "frontier"} <= tables
+
+
+def test_a_store_another_process_migrates_meanwhile_opens(tmp_path: Path) -> None:
+    """Two commands opening an old store at once (`trawl serve` and a crawl, after an
+    upgrade): the one that read the old version while the other migrated must not run
+    the migrations again ("duplicate column name") but find them done."""
+    path = tmp_path / "trawl.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    for version in range(1, SCHEMA_VERSION):
+        db.execute("BEGIN")
+        for statement in MIGRATIONS[version - 1].split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT INTO schema_version VALUES (?)", (version,))
+        db.execute("COMMIT")
+    db.execute("BEGIN IMMEDIATE")  # the other process, migrating: the write lock held
+    opened: list[object] = []
+    opener = threading.Thread(target=lambda: opened.append(_open_or_error(path)))
+    opener.start()
+    time.sleep(1.0)  # it has read the old version and waits for the lock
+    for statement in MIGRATIONS[-1].split(";"):
+        if statement.strip():
+            db.execute(statement)
+    db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+    db.execute("COMMIT")
+    opener.join(timeout=30)
+
+    assert opened and isinstance(opened[0], SQLiteStore), opened
+    opened[0].close()
+    versions = [r[0] for r in db.execute("SELECT version FROM schema_version")]
+    db.close()
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+
+
+def _open_or_error(path: Path) -> object:
+    try:
+        return SQLiteStore(path)
+    except StoreError as e:
+        return e
 
 
 def test_store_from_a_newer_trawl_is_refused(tmp_path: Path) -> None:

@@ -336,18 +336,27 @@ def migrate(db: sqlite3.Connection) -> int:
         raise StoreError(
             f"store schema version {current} is newer than this Trawl ({SCHEMA_VERSION})"
         )
+    applied = 0
     for version in range(current + 1, SCHEMA_VERSION + 1):
-        db.execute("BEGIN")
+        # The write lock first, then the version again: another process (a server and a
+        # crawl started together after an upgrade) may have run this migration since
+        # the read above, and running it twice fails ("duplicate column name").
+        db.execute("BEGIN IMMEDIATE")
         try:
+            done = db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0
+            if done >= version:
+                db.execute("COMMIT")
+                continue
             for statement in MIGRATIONS[version - 1].split(";"):
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
             db.execute("COMMIT")
+            applied += 1
         except sqlite3.Error:
             # SQLite may have rolled back already (a full disk, an I/O error): a second
             # ROLLBACK would raise and hide why the migration failed.
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-    return SCHEMA_VERSION - current
+    return applied
