@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tantivy
 
 from trawl.analysis.text import terms
 from trawl.errors import SearchIndexError
@@ -375,3 +376,26 @@ def test_a_new_index_stores_pages_in_small_blocks_and_keeps_them(tmp_path: Path)
             ).addresses
         )
     } == {text}
+
+
+def test_an_index_left_without_its_marker_names_trawl_index(tmp_path: Path) -> None:
+    """A `trawl index` killed while it removed an older index: a file system may list
+    the marker first, so the engine's files of the old schema are left without it.
+    Every command then says to run `trawl index` (not "crawl a site first", which then
+    failed on the old files), and `trawl index` starts over."""
+    old = tantivy.SchemaBuilder()
+    old.add_text_field("url", stored=True)
+    engine = tantivy.Index(old.build(), path=str(tmp_path))
+    writer = engine.writer()
+    writer.add_document(tantivy.Document(url="https://docs.example.org/old"))
+    writer.commit()
+    writer.wait_merging_threads()
+
+    with pytest.raises(SearchIndexError, match="trawl index"):
+        IndexReader(tmp_path)
+    with pytest.raises(SearchIndexError, match="trawl index"):
+        IndexWriter(tmp_path)
+    rebuild = IndexWriter(tmp_path, fresh=True)  # `trawl index`: starts over
+    rebuild.upsert(record("https://docs.example.org/a", "A", "x"))
+    rebuild.close()
+    assert IndexReader(tmp_path).urls() == ["https://docs.example.org/a"]

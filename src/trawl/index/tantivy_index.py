@@ -106,7 +106,7 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
         if marker.exists():
             version = _marker_version(marker)
             if version != SCHEMA_VERSION and replace:
-                shutil.rmtree(path)
+                _remove(path)
             elif version is None:
                 raise SearchIndexError(
                     f"index at {path} has a damaged {_SCHEMA_FILE}: rebuild it with `trawl index`"
@@ -115,6 +115,13 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
                 raise SearchIndexError(
                     f"index at {path} has schema version {version}, this Trawl needs"
                     f" {SCHEMA_VERSION}: rebuild it with `trawl index`"
+                )
+        elif (path / "meta.json").exists() and not replace:
+            # The engine's files without the marker: a rebuild killed while it removed
+            # an older index (or made this one), the old files' schema unknown.
+            if not create:
+                raise SearchIndexError(
+                    f"index at {path} has lost its {_SCHEMA_FILE}: rebuild it with `trawl index`"
                 )
         elif not create:
             raise SearchIndexError(f"no index at {path}: crawl a site first")
@@ -126,10 +133,13 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
         path.mkdir(parents=True, exist_ok=True)
         try:
             index = _engine_index(path)
-        except ValueError:
+        except ValueError as e:
             if not replace:
-                raise
-            shutil.rmtree(path)  # same version number, other fields: a rebuild starts over
+                error = _write_error(f"cannot open index at {path}", e)
+                if isinstance(error, DiskFull):
+                    raise error from e
+                raise SearchIndexError(f"{error}: rebuild it with `trawl index`") from e
+            _remove(path)  # same version number, other fields: a rebuild starts over
             path.mkdir(parents=True)
             index = _engine_index(path)
         if create and not marker.exists():  # a reader writes nothing: servers open read-only
@@ -137,6 +147,22 @@ def _open(path: Path, *, create: bool, replace: bool = False) -> Any:
         return index
     except (OSError, ValueError) as e:
         raise _write_error(f"cannot open index at {path}", e) from e
+
+
+def _remove(path: Path) -> None:
+    """Remove the index at ``path`` so that a kill part way leaves what every command
+    calls damaged ("rebuild it with `trawl index`"): the engine's meta.json first, the
+    marker last. `shutil.rmtree` goes in the file system's order, which may take the
+    marker first and leave the old engine files looking like an index of no version."""
+    (path / "meta.json").unlink(missing_ok=True)
+    marker = path / _SCHEMA_FILE
+    for child in path.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        elif child != marker:
+            child.unlink()
+    marker.unlink(missing_ok=True)
+    path.rmdir()
 
 
 # The engine's errors reach Python as ValueError text: these name a write that found no
