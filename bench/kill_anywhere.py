@@ -16,7 +16,11 @@ whatever the last kill and resume left, as a real installation would):
 - ``workers``: two `trawl worker`s on PostgreSQL, one (or both) killed, the killed
   one started again; short leases, so a dead worker's leases are taken over;
 - ``migrate``: `trawl crawl` on a store at schema version 12, killed while it migrates;
+- ``upgrade``: a folder an older Trawl (its code, at OLD_COMMIT) crawled and was killed
+  in, then this Trawl's `trawl crawl`, killed (while it migrates too);
 - ``serve``: `trawl serve` killed while the crawl it started runs;
+- ``serve-read``: `trawl serve` answering searches while a `trawl crawl` of its folder
+  is killed and run again: every answer whole, the server alive, the new commit seen;
 - ``vectors``: `trawl crawl` with the ``semantic`` setting (its end writes the
   vectors file), killed; then two processes refresh the vectors at once.
 
@@ -35,6 +39,7 @@ A failing trial keeps its data folder and prints what the commands said.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import random
@@ -458,6 +463,104 @@ def migrate_trial(sites: Sites) -> Scenario:
     return trial
 
 
+# The last main commit whose store is at schema version 12 (before skip kinds and
+# crawl marks, 13): its folders hold what 13 rewrites (reasons by prefix, marker rows).
+OLD_COMMIT = "4d9652d"
+OLD_ROWS = 100_000  # parked URLs the old crawl left: migration 13 rewrites each
+
+
+def old_code(commit: str, into: Path) -> Path:
+    """The ``src`` folder of Trawl at ``commit`` (`git archive`), to run as PYTHONPATH."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "src"], capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
+
+
+def upgrade_trial(sites: Sites, old_src: Path) -> Scenario:
+    """A data folder an older Trawl made (its own code, `git archive`): one whole crawl,
+    then one it was killed in (a run left `running`, its marker rows), and many parked
+    URLs; then this Trawl's `trawl crawl` of the same site, killed anywhere (the
+    migration on first open included), and run again. Migrated once, every page once,
+    the old run's mark carried over, store and index agreeing."""
+    snapshot: list[Path] = []
+
+    def build(data: Data) -> Path:
+        old = Data(data.folder, data.store, {**data.extra, "PYTHONPATH": str(old_src)})
+        args = ["crawl", sites.en.url("/")]
+        began = time.monotonic()
+        ok(old.run(args), "the old Trawl's crawl")
+        took = time.monotonic() - began
+        for share in (0.5, 0.6, 0.7, 0.8):  # killed mid-crawl: a run left running
+            sites.bump()
+            if old.killed(args, took * share) and _left_running(Path(data.store)):
+                break
+        else:
+            raise AssertionError("the old crawl was never killed mid-run")
+        db = sqlite3.connect(data.store, isolation_level=None)
+        host = sites.en.base.split("://")[1]
+        db.execute("BEGIN")
+        db.executemany(
+            "INSERT INTO frontier (crawl_id, url, depth, source, host, state, reason)"
+            " VALUES (1, ?, 1, NULL, ?, 'skipped', ?)",
+            (
+                (f"{sites.en.base}/gone{i}", host, "host parked: 9 failures, the last 502")
+                for i in range(OLD_ROWS)
+            ),
+        )
+        db.execute("COMMIT")
+        db.close()
+        kept = data.folder.with_name(data.folder.name + "-old")
+        shutil.copytree(data.folder, kept)
+        began = time.monotonic()
+        SQLiteStore(Path(data.store)).close()  # the migration alone, on a copy
+        print(f"upgrade: the migration takes {time.monotonic() - began:.1f} s", flush=True)
+        return kept
+
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        if not snapshot:
+            snapshot.append(build(data))
+        shutil.rmtree(data.folder, ignore_errors=True)
+        shutil.copytree(snapshot[0], data.folder)
+        args = ["crawl", sites.en.url("/")]
+        landed = data.killed(args, delay)
+        if landed:
+            data.after_kill("grazes")
+        if delay is not None:
+            ok(data.run(args), "the crawl after a killed upgrade")
+        data.verify(sites.en_urls(), days=sites.en_days())
+        db = sqlite3.connect(data.store)
+        try:
+            versions = [r[0] for r in db.execute("SELECT version FROM schema_version")]
+            markers = db.execute("SELECT count(*) FROM frontier WHERE state = 'marker'")
+            kinds = db.execute(
+                "SELECT count(*) FROM frontier WHERE reason LIKE 'host parked: %'"
+                " OR (state = 'skipped' AND kind IS NULL)"
+            )
+            marks = db.execute("SELECT count(*) FROM crawl_marks WHERE kind = 'embedded'")
+            left = (markers.fetchone()[0], kinds.fetchone()[0], marks.fetchone()[0])
+        finally:
+            db.close()
+        assert versions == list(range(1, len(MIGRATIONS) + 1)), f"versions {versions}"
+        assert left[:2] == (0, 0), f"marker rows, old reasons left: {left}"
+        assert left[2] >= 1, "the old crawl's embedded mark was lost"
+        return landed
+
+    return trial
+
+
+def _left_running(store: Path) -> bool:
+    db = sqlite3.connect(store)
+    try:
+        return bool(
+            db.execute("SELECT count(*) FROM crawls WHERE outcome = 'running'").fetchone()[0]
+        )
+    finally:
+        db.close()
+
+
 def workers_trial(sites: Sites) -> Scenario:
     def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
         sites.bump()
@@ -574,6 +677,73 @@ def serve_trial(sites: Sites) -> Scenario:
         if landed:
             data.after_kill("grazes")
         ok(data.run(["crawl", sites.en.url("/")]), "the crawl after the server died")
+        data.verify(sites.en_urls(), days=sites.en_days())
+        return landed
+
+    return trial
+
+
+def serve_read_trial(sites: Sites) -> Scenario:
+    """`trawl serve` answering searches throughout while a `trawl crawl` of the same
+    folder is killed (mid-commit, at some instants) and run again: every answer is a
+    200 holding each page once and only the site's pages, the server outlives the
+    kill, and once the crawl is run again it answers from the new commit."""
+    server: list[tuple[subprocess.Popen[str], int]] = []
+
+    def trial(data: Data, rng: random.Random, delay: float | None) -> bool:
+        import threading  # noqa: PLC0415
+
+        if not server:
+            data.extra["TRAWL_SEARCH_RATE_LIMIT"] = "100000/minute"
+            ok(data.run(["crawl", sites.en.url("/")]), "the crawl before the server")
+            port = _free_port()
+            server.append((data.start(["serve", "--port", str(port)]), port))
+            atexit.register(os.killpg, server[0][0].pid, signal.SIGKILL)
+            _wait_listening(port)
+        process, port = server[0]
+        sites.bump()
+        urls = sites.en_urls() | {sites.en.url(f"/p{i}") for i in range(sites.pages)}
+        urls |= {sites.en.url(f"/new{v}") for v in range(sites.version + 1)}
+        bad: list[str] = []
+        answers: list[int] = []
+        stop = threading.Event()
+
+        def read() -> None:
+            query = API.format(port=port) + "/api/search?q=grazes&per_page=100"
+            while not stop.is_set():
+                try:
+                    with urllib.request.urlopen(query, timeout=30) as answer:
+                        found = [r["url"] for r in json.loads(answer.read())["results"]]
+                except Exception as e:  # any failure is the finding
+                    bad.append(f"search failed: {e!r}")
+                    return
+                if len(found) != len(set(found)) or not set(found) <= urls:
+                    bad.append(f"an answer with doubles or strangers: {sorted(found)}")
+                answers.append(len(found))
+                time.sleep(0.02)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        try:
+            args = ["crawl", sites.en.url("/")]
+            landed = data.killed(args, delay)
+            if delay is not None:
+                ok(data.run(args), "the crawl run again")
+            time.sleep(1.0)  # the server's reader sees the last commit
+        finally:
+            stop.set()
+            reader.join(timeout=60)
+        assert process.poll() is None, "the server died"
+        assert not bad, bad[:3]
+        assert answers, "no answer at all"
+        final = json.loads(
+            urllib.request.urlopen(
+                API.format(port=port) + "/api/search?q=grazes&per_page=100", timeout=30
+            ).read()
+        )
+        served = {r["url"] for r in final["results"]}
+        want = sites.en_urls() - {sites.en.url("/")}
+        assert served == want, f"the server's answer: missing {want - served} extra {served - want}"
         data.verify(sites.en_urls(), days=sites.en_days())
         return landed
 
@@ -738,6 +908,8 @@ SCENARIOS = (
     "serve",
     "vectors",
     "disk-full",
+    "upgrade",
+    "serve-read",
 )
 
 
@@ -788,6 +960,8 @@ def main() -> int:
                 "workers": workers_trial,
                 "serve": serve_trial,
                 "vectors": vectors_trial,
+                "serve-read": serve_read_trial,
+                "upgrade": lambda s: upgrade_trial(s, old_code(OLD_COMMIT, root / "old")),
                 "disk-full": lambda s: disk_full_trial(
                     SiteServer(big_site(40)).__enter__(), root / "disk-full"
                 ),
