@@ -355,3 +355,25 @@ def test_a_killed_writers_temporary_file_is_removed_by_the_next_write(tmp_path: 
     os.utime(dead, (old, old))
     write_vectors(path, ["a"], np.ones((1, WIDTH), np.float32))
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name, live.name]
+
+
+def test_a_full_disk_while_the_vectors_are_written_stops_clearly(tmp_path: Path) -> None:
+    """The vectors are written after the index commits (a crawl's end, `trawl index`):
+    a disk that fills then stopped the command with an OSError's traceback. It is a
+    DiskFull (one clear line, exit 3), the old file kept and no temporary file left."""
+    import resource
+
+    from trawl.errors import DiskFull
+    from trawl.search.semantic import WIDTH, read_vectors, write_vectors
+
+    path = tmp_path / "vectors.npz"
+    write_vectors(path, ["a"], np.ones((1, WIDTH), np.float32))
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, hard))  # Python ignores SIGXFSZ
+    try:
+        with pytest.raises(DiskFull, match="vectors"):
+            write_vectors(path, [f"k{i}" for i in range(50)], np.ones((50, WIDTH), np.float32))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+    assert list(read_vectors(path).keys) == ["a"]

@@ -18,6 +18,7 @@ page without a vector keeps its BM25F place in the fusion.
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import hashlib
 import importlib.util
@@ -34,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trawl.analysis.text import words
+from trawl.errors import DiskFull, SearchIndexError
 from trawl.extras import require
 from trawl.settings import Settings
 
@@ -169,8 +171,12 @@ def write_vectors(path: Path, keys: Sequence[str], matrix: Matrix) -> None:
             f.flush()
             os.fsync(f.fileno())
         partial.replace(path)
-    except BaseException:
+    except BaseException as e:
         partial.unlink(missing_ok=True)
+        if isinstance(e, OSError):  # translated here, where the file system's errors enter
+            if e.errno in (errno.ENOSPC, errno.EFBIG):
+                raise DiskFull(f"cannot write the vectors {path}: the disk is full ({e})") from e
+            raise SearchIndexError(f"cannot write the vectors {path}: {e}") from e
         raise
     _remove_stale_partials(path)
 
