@@ -345,6 +345,8 @@ def index_trial(sites: Sites) -> Scenario:
         if not data.folder.exists():
             ok(data.run(["crawl", sites.en.url("/")]), "the first crawl")
         landed = data.killed(["index"], delay)
+        if landed:
+            data.after_kill("grazes")
         if delay is not None and (rng.random() < 0.5 or not landed):
             ok(data.run(["index"]), "trawl index again")
         data.verify(sites.en_urls(), days=sites.en_days())
