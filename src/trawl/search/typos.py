@@ -41,10 +41,15 @@ _SUFFIXES = (
 )  # fmt: skip
 
 
-_LONGEST = max(map(len, _SUFFIXES))
+# The term alone is a form ("pstch": "patch"), and so is a term with a suffix and an
+# inflection ("partitoning": "partit" + "ion" + "ing").
+_INFLECTIONS = ("s", "es", "ed", "ing", "er", "ers")
+_ENDINGS = tuple(dict.fromkeys(("", *_SUFFIXES, *(a + b for a in _SUFFIXES for b in _INFLECTIONS))))
+_LONGEST = max(map(len, _ENDINGS))
 _BY_LENGTH: dict[int, tuple[str, ...]] = {
-    n: tuple(s for s in _SUFFIXES if len(s) == n) for n in {len(s) for s in _SUFFIXES}
+    n: tuple(s for s in _ENDINGS if len(s) == n) for n in {len(s) for s in _ENDINGS}
 }
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +78,10 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
         return None
     stem = stem_words([word], lang)[0]
     counts: dict[str, int] = {}
-    floor = _COMMONER * (df + 1)
+    # A word on no page has nothing to be commoner than: any term that is on a page will
+    # do, the commonest winning. Asking for ten pages missed a rare word's only page
+    # ("glosary": "glossary" is on 1 of 98 Cargo pages).
+    floor = _COMMONER * (df + 1) if df else 1
     for prefix in _prefixes(stem):
         for term, count in terms(prefix, None):
             if count < floor:  # commonest first: the rest are rarer still
@@ -84,9 +92,14 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
     if not counts:
         return None
     names = list(counts)
-    # (distance, a stem rather than a word, -df, term, shown): a word spelt out beats a stem
-    found: list[tuple[int, int, int, str, str]] = [
-        (int(d), 1, -counts[t], t, t)
+    # (distance, another first letter, a stem rather than a word, -df, length apart, term,
+    # shown): of corrections as near, one keeping the first letter typed, as people seldom
+    # mistype it ("soures" is "sources", not "your" + "es"); a word spelt out beats a stem;
+    # of two forms as near, the one as long as the word typed ("creaet": "create", not the
+    # stem "creat"; "wrkspacess": "workspaces", not "workspacers"). The index holds stems
+    # only, so a form that is no word can still win a tie ("sectionm": "sectione").
+    found: list[tuple[int, bool, int, int, int, str, str]] = [
+        (int(d), t[0] != stem[0], 1, -counts[t], abs(len(t) - len(stem)), t, t)
         for t, d, _ in process.extract(
             stem, names, scorer=OSA.distance, score_cutoff=limit, limit=None
         )
@@ -101,15 +114,29 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
                 for length in (len(word) - len(term) - extra, len(word) - len(term) + extra):
                     for suffix in _BY_LENGTH.get(length, ()):
                         forms.setdefault(term + suffix, term)
+        # Snowball's y to i undone: "directori" is "directory".
+        for term in names:
+            if term.endswith("i"):
+                forms.setdefault(term[:-1] + "y", term)
         for form, d, _ in process.extract(
             word, list(forms), scorer=OSA.distance, score_cutoff=limit, limit=None
         ):
             term = forms[form]
             if stem_words([form], lang)[0] == term:
-                found.append((int(d), 0, -counts[term], term, form))
+                found.append(
+                    (
+                        int(d),
+                        form[0] != word[0],
+                        0,
+                        -counts[term],
+                        abs(len(form) - len(word)),
+                        term,
+                        form,
+                    )
+                )
     if not found:
         return None
-    distance, _, _, term, shown = min(found)
+    distance, *_, term, shown = min(found)
     return Correction(word, (term,), shown, distance)
 
 
@@ -144,7 +171,17 @@ def complete(word: str, terms: Terms) -> Correction | None:
 
 def _prefixes(stem: str) -> tuple[str, ...]:
     """Where the intended term may sit in the dictionary: the typed first two letters, or
-    those two swapped, or the first and third (the second letter typed in error)."""
+    those two swapped, or the first and third (the second letter typed in error); or the
+    first, any letter, then the second or the third typed (the second letter left out or
+    mistyped: "wlrkspaces", "pstch"). Those are 52 narrow three-letter ranges, 0.2 ms in
+    all on the SUMO index, where the first letter's whole range ("c", 951 terms) cost more
+    to list. A wrong first letter is not looked for: people seldom mistype it, and
+    Meilisearch counts it as two typos."""
     if len(stem) < 3:
         return (stem,)
-    return tuple(dict.fromkeys((stem[:2], stem[1] + stem[0], stem[0] + stem[2])))
+    first, second, third = stem[0], stem[1], stem[2]
+    found = [stem[:2], second + first, first + third]
+    found += [first + letter + typed for typed in (second, third) for letter in _LETTERS]
+    # The first letter mistyped ("sindow") or left out ("anked").
+    found += [letter + typed for typed in (stem[1:3], stem[:2]) for letter in _LETTERS]
+    return tuple(dict.fromkeys(found))
