@@ -12,11 +12,13 @@ import pytest
 
 from fixture_sites import shared_data
 from trawl.analysis.text import stem_words
+from trawl.index.documents import title_key
 from trawl.index.tantivy_index import IndexReader, IndexWriter
 from trawl.records import PageRecord
 from trawl.search import typos
-from trawl.search.plan import _heavy_sets
-from trawl.search.searcher import rank, search
+from trawl.search.plan import _heavy_sets, plan
+from trawl.search.query import parse_query
+from trawl.search.searcher import _corrections, _shape, rank, search
 from trawl.search.typos import barely_known, complete, correct, max_distance
 from trawl.settings import Settings
 
@@ -128,8 +130,8 @@ def test_edit_distance_grows_with_the_word() -> None:
 
 
 def test_a_correction_must_be_far_commoner_than_the_word() -> None:
-    assert correct("netconvrt", "en", 0, terms_of(("netconvert", 9))) is None
-    assert correct("netconvrt", "en", 0, terms_of(("netconvert", 10))) is not None
+    assert correct("netconvrt", "en", 1, terms_of(("netconvert", 19))) is None
+    assert correct("netconvrt", "en", 1, terms_of(("netconvert", 20))) is not None
     assert correct("netconvrt", "en", 2, terms_of(("netconvert", 29))) is None
     assert barely_known(0, 100) and barely_known(1, 100) and not barely_known(2, 100)
 
@@ -240,7 +242,7 @@ def test_near_spellings_stop_reading_the_dictionary_at_the_first_rare_term() -> 
                 yield entry
 
     listed = Listed([("pedestrian", 500), *((f"pe{n:05d}", 1) for n in range(2_000))])
-    fix = correct("pedestrain", "en", 1, lambda prefix, limit: listed)
+    fix = correct("pedestrain", "en", 1, lambda prefix, limit: listed if prefix == "pe" else [])
     assert fix is not None and fix.shown == "pedestrian"
     assert listed.read < 10
 
@@ -284,3 +286,70 @@ def test_near_spellings_match_every_form_tried_one_by_one(
     monkeypatch.setattr(typos, "_near_prefixes", lambda word, names, limit: names)
     assert narrowed == [correct(word, "en", 0, terms) for word in typed]
     assert sum(fix is not None for fix in narrowed) > 100
+
+
+def test_a_word_on_no_page_is_corrected_to_a_term_on_one() -> None:
+    # "glossary" is on 1 of the Cargo book's 98 pages: a word on no page has nothing to
+    # be ten times rarer than, so any term on a page will do.
+    fix = correct("glosary", "en", 0, terms_of(("glob", 14), ("glossari", 1)))
+    assert fix is not None and (fix.stems, fix.shown) == (("glossari",), "glossary")
+
+
+@pytest.mark.parametrize(
+    ("typed", "term", "meant"),
+    [
+        ("wlrkspaces", "workspac", "workspaces"),  # the second letter mistyped
+        ("pstch", "patch", "patch"),
+        ("anked", "yank", "yanked"),  # the first letter left out
+        ("sindow", "window", "window"),  # the first letter mistyped
+    ],
+)
+def test_an_error_in_the_first_two_letters_is_found(typed: str, term: str, meant: str) -> None:
+    fix = correct(typed, "en", 0, terms_of((term, 40), ("other", 90)))
+    assert fix is not None and (fix.stems, fix.shown, fix.distance) == ((term,), meant, 1)
+
+
+def test_of_corrections_as_near_one_keeping_the_first_letter_wins() -> None:
+    # "soures" is one edit from "sources" and from "youres" ("your" + "es"): people seldom
+    # mistype a first letter, so the far commoner "your" does not win.
+    fix = correct("soures", "en", 0, terms_of(("your", 900), ("sourc", 20)))
+    assert fix is not None and fix.stems == ("sourc",)
+
+
+@pytest.mark.parametrize(
+    ("typed", "term", "meant"),
+    [
+        ("creaet", "creat", "create"),  # as long as typed: not the stem alone
+        ("partitoning", "partit", "partitioning"),  # a suffix and an inflection
+        ("directoty", "directori", "directory"),  # Snowball's y to i undone
+        ("wrkspacess", "workspac", "workspaces"),  # as long as typed: not "workspacers"
+    ],
+)
+def test_did_you_mean_shows_the_word_meant(typed: str, term: str, meant: str) -> None:
+    fix = correct(typed, "en", 0, terms_of((term, 40)))
+    assert fix is not None and (fix.stems, fix.shown) == ((term,), meant)
+
+
+def test_a_corrected_query_keeps_the_bonuses_of_the_query_spelt_right(tmp_path: Path) -> None:
+    # On the Cargo book "cargho build" found cargo-build.html second, under a page saying
+    # "build" more: the title and URL bonuses looked for the words as typed. The rerank and
+    # the URL look-up see a corrected word as the word it was taken for.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    for i in range(3):
+        writer.upsert(
+            PageRecord(
+                url=f"https://doc.example/p{i}", host="doc.example", status=200, depth=1,
+                fetched_at=0.0, title="cargo build", text="cargo build", lang="en",
+                indexable=True,
+            )
+        )  # fmt: skip
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    query = parse_query("cargho build")
+    fixes = _corrections(reader, query, ("en",))
+    assert fixes["cargho"].shown == "cargo"
+    planned = plan(query, ("en",), corrections=fixes)
+    assert "cargobuild" in planned.lookups and "cargo-build" in planned.lookups
+    shape, _, _ = _shape(reader, planned, fixes)
+    assert shape.title_key == title_key("cargo build") and shape.joined == "cargobuild"

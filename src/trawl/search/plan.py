@@ -104,7 +104,10 @@ def plan(
     # URL forms are for names and sites, which are short; a long query's joined pairs
     # would only cost clauses.
     short = len(originals) <= _LOOKUP_MAX_WORDS
-    lookups = tuple(fold(f) for f in concatenations(query.words)) if short else ()
+    # A corrected word is joined as the word it was taken for, as well as typed.
+    meant = [fixes[w].shown if w in fixes and fixes[w].distance > 0 else w for w in query.words]
+    joined = (*concatenations(query.words), *concatenations(meant)) if short else ()
+    lookups = tuple(dict.fromkeys(fold(f) for f in joined))
     extra: tuple[Node, ...] = (Lookup(lookups),) if lookups else ()
     # Other spellings of compounds score like words, but no page need hold them.
     extra += tuple(word_node(w, languages) for w in query.variants)

@@ -20,7 +20,7 @@ import itertools
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
@@ -132,7 +132,7 @@ def rank(
     fusing = settings.semantic and query.plain
     taken = max(limit, settings.semantic_depth) if fusing else limit
     weights = rank_weights(settings)
-    shape, masses, freqs = _shape(reader, planned)
+    shape, masses, freqs = _shape(reader, planned, fixes)
     planned = rare_word_needed(planned, shape.counted, [df > 0 for df in freqs])
     planned = soft_and(planned, shape.counted, masses, settings.soft_and_share)
     # Every word first, for short queries and those coverage applies to; a longer query's
@@ -287,14 +287,19 @@ def _cascade(
     return IndexResults(wider.total, merged[:depth], complete=complete)
 
 
-def _shape(reader: SearchIndex, planned: Plan) -> tuple[QueryShape, list[float], list[int]]:
+def _shape(
+    reader: SearchIndex, planned: Plan, fixes: Mapping[str, Correction] | None = None
+) -> tuple[QueryShape, list[float], list[int]]:
     """The rerank's view of the query, and each word's weight (its IDF in the body) and
-    document frequency."""
+    document frequency. A corrected word is seen as the word it was taken for, so a page
+    titled or named by the query ("cargho build": cargo-build.html, "Cargo Build") keeps
+    the bonuses it has for the query spelt right."""
     size = max(reader.size, 1)
     freqs = [max((reader.doc_freq("body", s) for s in stems), default=0) for stems in planned.stems]
     rare = [df <= _COMMON_SHARE * size for df in freqs]
     counted = tuple(r and not s for r, s in zip(rare, planned.stop, strict=True))
-    originals = tuple(fold(w) for w in planned.originals)
+    meant = {w: fold(c.shown) for w, c in (fixes or {}).items() if c.distance > 0}
+    originals = tuple(meant.get(w) or fold(w) for w in planned.originals)
     shape = QueryShape(
         originals=originals,
         lookups=planned.stems,
