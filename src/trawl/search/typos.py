@@ -43,8 +43,10 @@ _SUFFIXES = (
 
 # The term alone is a form ("pstch": "patch"), and so is a term with a suffix and an
 # inflection ("partitoning": "partit" + "ion" + "ing").
-_INFLECTIONS = ("s", "es", "ed", "ing", "er", "ers")
-_ENDINGS = tuple(dict.fromkeys(("", *_SUFFIXES, *(a + b for a in _SUFFIXES for b in _INFLECTIONS))))
+# Only pairs seen in words: each ending costs forms for every near term.
+_DERIVED = ("ation", "ion", "ator", "ment", "al", "ive", "or")
+_INFLECTIONS = ("s", "ed", "ing")
+_ENDINGS = tuple(dict.fromkeys(("", *_SUFFIXES, *(a + b for a in _DERIVED for b in _INFLECTIONS))))
 _LONGEST = max(map(len, _ENDINGS))
 _BY_LENGTH: dict[int, tuple[str, ...]] = {
     n: tuple(s for s in _ENDINGS if len(s) == n) for n in {len(s) for s in _ENDINGS}
@@ -114,10 +116,6 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
                 for length in (len(word) - len(term) - extra, len(word) - len(term) + extra):
                     for suffix in _BY_LENGTH.get(length, ()):
                         forms.setdefault(term + suffix, term)
-        # Snowball's y to i undone: "directori" is "directory".
-        for term in names:
-            if term.endswith("i"):
-                forms.setdefault(term[:-1] + "y", term)
         for form, d, _ in process.extract(
             word, list(forms), scorer=OSA.distance, score_cutoff=limit, limit=None
         ):
@@ -136,7 +134,9 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
                 )
     if not found:
         return None
-    distance, *_, term, shown = min(found)
+    distance, _, kind, *_, term, shown = min(found)
+    if kind and word.endswith("y") and term.endswith("i"):
+        shown = term[:-1] + "y"  # Snowball's y to i undone: "directori" is "directory"
     return Correction(word, (term,), shown, distance)
 
 
