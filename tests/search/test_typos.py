@@ -353,9 +353,3 @@ def test_a_corrected_query_keeps_the_bonuses_of_the_query_spelt_right(tmp_path: 
     assert "cargobuild" in planned.lookups and "cargo-build" in planned.lookups
     shape, _, _ = _shape(reader, planned, fixes)
     assert shape.title_key == title_key("cargo build") and shape.joined == "cargobuild"
-
-
-def test_a_stem_is_allowed_the_edits_of_its_own_length() -> None:
-    # "corporate" (9 letters: two edits) stems to "corpor", two edits from "color": a
-    # six-letter stem is allowed one, and a word the index lacks stays as typed.
-    assert correct("corporate", "en", 0, terms_of(("color", 50))) is None

@@ -103,7 +103,7 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
     found: list[tuple[int, bool, int, int, int, str, str]] = [
         (int(d), t[0] != stem[0], 1, -counts[t], abs(len(t) - len(stem)), t, t)
         for t, d, _ in process.extract(
-            stem, names, scorer=OSA.distance, score_cutoff=max_distance(stem), limit=None
+            stem, names, scorer=OSA.distance, score_cutoff=limit, limit=None
         )
         if len(stem) >= MIN_TYPO_CHARS
     ]
