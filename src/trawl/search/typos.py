@@ -33,6 +33,7 @@ MIN_PREFIX_CHARS = 3
 COMPLETIONS = 3
 _MIN_TERM = 4  # letters of the index term a word is corrected to
 _COMMONER = 10  # a correction is on at least this many times more pages than the word
+_RARE_READ = 32  # terms of a range a word on no page may be corrected to, however rare
 # English endings Snowball strips, longest first: a stem and one of these is a word.
 _SUFFIXES = (
     "ational", "ization", "ations", "ation", "ators", "ingly", "ness", "ment",
@@ -84,14 +85,16 @@ def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | 
         return None
     stem = stem_words([word], lang)[0]
     counts: dict[str, int] = {}
-    # A word on no page has nothing to be commoner than: any term that is on a page will
-    # do, the commonest winning. Asking for ten pages missed a rare word's only page
-    # ("glosary": "glossary" is on 1 of 98 Cargo pages).
-    floor = _COMMONER * (df + 1) if df else 1
+    floor = _COMMONER * (df + 1)
     for prefixes in (_prefixes(stem), _wider(stem)):
         for prefix in prefixes:
-            for term, count in terms(prefix, None):
-                if count < floor:  # commonest first: the rest are rarer still
+            for read, (term, count) in enumerate(terms(prefix, None)):
+                # Commonest first: the rest are rarer still. A word on no page has nothing
+                # to be commoner than, so the first ``_RARE_READ`` terms of a range do,
+                # however rare: a small site's word is on a page or two ("glosary":
+                # "glossary" is on 1 of 98 Cargo pages), while a large index's ranges
+                # hold that many commoner terms (no more work per word).
+                if count < floor and (df or read >= _RARE_READ):
                     break
                 # A short stem has many neighbours: "boats" is not "bats" (stem "bat").
                 if term != stem and len(term) >= _MIN_TERM:
