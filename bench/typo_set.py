@@ -38,6 +38,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from trawl.evaluation.golden import GoldenQuery, Half, golden_per_query, read_golden_set
+from trawl.search import typos
 from trawl.settings import Settings
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -157,7 +158,12 @@ def main() -> None:
     parser.add_argument("--per-query", action="store_true", help="each variant's rank, worst first")
     parser.add_argument("--off", action="store_true", help="also with typo_tolerance = false")
     parser.add_argument("--write", type=Path, help="write each site's set as TSV in this folder")
+    parser.add_argument(
+        "--wider", action="store_true", help="also look for errors in the first two letters"
+    )
     args = parser.parse_args()
+    if args.wider:
+        typos.WIDER = True
     sites = dict(s.split("=", 1) for s in args.site)
     if args.write:
         args.write.mkdir(parents=True, exist_ok=True)

@@ -304,12 +304,19 @@ def test_a_word_on_no_page_is_corrected_to_a_term_on_one() -> None:
         ("sindow", "window", "window"),  # the first letter mistyped
     ],
 )
-def test_an_error_in_the_first_two_letters_is_found(typed: str, term: str, meant: str) -> None:
+def test_an_error_in_the_first_two_letters_is_found_with_wider_ranges(
+    typed: str, term: str, meant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert correct(typed, "en", 0, terms_of((term, 40), ("other", 90))) is None  # the default
+    monkeypatch.setattr(typos, "WIDER", True)
     fix = correct(typed, "en", 0, terms_of((term, 40), ("other", 90)))
     assert fix is not None and (fix.stems, fix.shown, fix.distance) == ((term,), meant, 1)
 
 
-def test_of_corrections_as_near_one_keeping_the_first_letter_wins() -> None:
+def test_of_corrections_as_near_one_keeping_the_first_letter_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(typos, "WIDER", True)
     # "soures" is one edit from "sources" and from "youres" ("your" + "es"): people seldom
     # mistype a first letter, so the far commoner "your" does not win.
     fix = correct("soures", "en", 0, terms_of(("your", 900), ("sourc", 20)))
@@ -325,7 +332,10 @@ def test_of_corrections_as_near_one_keeping_the_first_letter_wins() -> None:
         ("wrkspacess", "workspac", "workspaces"),  # as long as typed: not "workspacers"
     ],
 )
-def test_did_you_mean_shows_the_word_meant(typed: str, term: str, meant: str) -> None:
+def test_did_you_mean_shows_the_word_meant(
+    typed: str, term: str, meant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(typos, "WIDER", True)  # "wrkspacess": the second letter left out
     fix = correct(typed, "en", 0, terms_of((term, 40)))
     assert fix is not None and (fix.stems, fix.shown) == ((term,), meant)
 

@@ -33,6 +33,7 @@ MIN_PREFIX_CHARS = 3
 COMPLETIONS = 3
 _MIN_TERM = 4  # letters of the index term a word is corrected to
 _COMMONER = 10  # a correction is on at least this many times more pages than the word
+WIDER = False  # see correct()
 _RARE_READ = 32  # terms of a range a word on no page may be corrected to, however rare
 # English endings Snowball strips, longest first: a stem and one of these is a word.
 _SUFFIXES = (
@@ -76,17 +77,20 @@ def max_distance(word: str) -> int:
 
 def correct(word: str, lang: str | None, df: int, terms: Terms) -> Correction | None:
     """The commonest index term within the word's edit distance, when it is far commoner.
-    The dictionary is read where an error after the second letter leaves the term, and
-    only when nothing is found there, where an error in the first two does (``_wider``):
-    a word no term is near (a gene name in a SciFact claim) costs its 104 look-ups only
-    then."""
+    The dictionary is read where an error after the second letter leaves the term; with
+    ``WIDER``, for a word on no page that nothing there is near, also where an error in
+    the first two letters does (``_wider``)."""
     limit = max_distance(word)
     if not limit or not word.isalpha():
         return None
     stem = stem_words([word], lang)[0]
     counts: dict[str, int] = {}
     floor = _COMMONER * (df + 1)
-    for prefixes in (_prefixes(stem), _wider(stem)):
+    # _wider's ranges (an error in the first two letters) would raise one-error MRR on
+    # bench/typo_set.py's tuning set from 0.934 to 0.979, but their 104 look-ups per
+    # unknown word cost SciFact's search() p95 2.4 ms of 5.6 (bench/search_ab.py):
+    # measured, not taken (typo_set.py --wider shows them).
+    for prefixes in (_prefixes(stem), _wider(stem) if WIDER and not df else ()):
         for prefix in prefixes:
             for read, (term, count) in enumerate(terms(prefix, None)):
                 # Commonest first: the rest are rarer still. A word on no page has nothing
