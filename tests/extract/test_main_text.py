@@ -1155,6 +1155,36 @@ def test_line_that_only_dates_the_article_dropped(dateline: str) -> None:
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
 
 
+@pytest.mark.parametrize(
+    "date",
+    [
+        "23.10.2018",  # a German motoring club's test report, under its headline
+        "2019-01-21 13:49",
+        "10/23/2018, 5:04 PM",
+        "(23.10.2018)",
+    ],
+)
+def test_line_that_is_only_a_date_in_digits_dropped(date: str) -> None:
+    # The date in a <time> or a box of its own, in no language: the page's metadata.
+    article = f'<h1>Tram line to the harbour</h1><div class="x7b"><time>{date}</time></div>'
+    article += "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_dates_in_a_table_a_list_a_heading_or_the_text_kept() -> None:
+    # A release table's dates, a timeline's items and a diary's days are the text; so
+    # is the date that opens a later entry of a log (a project's "Following Work" page).
+    table = "<table><tr><th>Release</th><th>Date</th></tr>"
+    table += "<tr><td>2.0</td><td>23.10.2018</td></tr></table>"
+    items = "<ul><li>2019-01-21</li><li>2019-02-04</li></ul>"
+    entry = "<h2>Web pages</h2><p><em>07.03.2011</em></p>"
+    paragraphs = "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    article = f"<h2>12.05.2019</h2>{paragraphs}{entry}{paragraphs}{table}{items}"
+    lines = main_text(unnamed_page(article, "")).splitlines()
+    assert "12.05.2019" in lines and "23.10.2018" in lines and "07.03.2011" in lines
+    assert "2019-01-21" in lines and "2019-02-04" in lines
+
+
 def test_sentence_opening_with_today_and_a_time_kept() -> None:
     said = "Today the first tram left the depot at 9:30, an hour late, with the mayor on board."
     article = "<h1>Tram line</h1>" + "".join(f"<p>{p}</p>" for p in [*PARAGRAPHS, said])

@@ -44,6 +44,8 @@ from trawl.extract.main_text_rules import (
     CONTENT_WORDS,
     CONTROLS_MAX,
     CREDIT_LINE,
+    DATE_ONLY,
+    DATE_ONLY_TAGS,
     DATELINE,
     DATELINE_MAX,
     DEFAULT_TUNING,
@@ -215,6 +217,7 @@ def _extract(html: str, tuning: Tuning, *, drop_unlikely: bool) -> tuple[str, bo
     tags: list[str] = []
     for part in parts:
         lines += _lines(part, tags)
+    lines, tags = _undated(lines, tags)
     lines = _without_empty_headings(lines, tags)
     # What is left of a comment box at the end of the article: its label ("Comments",
     # "Post Comment (+)"). Only at the end: a table of the docs may hold the word.
@@ -1173,6 +1176,29 @@ def _teaser_size(root: LexborNode, inside: LexborNode) -> int:
 
 
 # -- text -------------------------------------------------------------------------
+
+
+def _undated(lines: list[str], tags: list[str]) -> tuple[list[str], list[str]]:
+    """``lines`` and their ``tags`` less a line that is only a date, above the text (only
+    headings before it) or at its very end: the article's date, not its text.
+
+    Further down, a date alone opens an entry of a log or a diary ("Web Pages",
+    "07.03.2011", then what was done that day) and stays.
+    """
+    kept_lines: list[str] = []
+    kept_tags: list[str] = []
+    above = True  # nothing but headings so far
+    for index, (line, tag) in enumerate(zip(lines, tags, strict=True)):
+        if (
+            (above or index == len(lines) - 1)
+            and tag not in DATE_ONLY_TAGS
+            and DATE_ONLY.match(line)
+        ):
+            continue
+        above = above and tag in HEADING_RANK
+        kept_lines.append(line)
+        kept_tags.append(tag)
+    return kept_lines, kept_tags
 
 
 def _without_empty_headings(lines: list[str], tags: list[str]) -> list[str]:

@@ -412,3 +412,12 @@ DATELINE = re.compile(
     re.IGNORECASE,
 )
 DATELINE_MAX = 160  # characters of a line read as one
+# A line that is a date in digits and nothing else ("23.10.2018", "2019-01-21 13:49",
+# "10/23/2018, 5:04 PM"): the article's date, set apart from its text, in any
+# language. Only in a paragraph or a box: a table's cell, a list's item or a heading
+# may be a date that the text lists (a release table, a diary's days).
+DATE_ONLY = re.compile(
+    r"^\W{0,3}(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)\d{2}|(?:19|20)\d{2}[./-]\d{1,2}[./-]\d{1,2})"
+    r"(?:[\s,|-]{1,4}\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?)?\W{0,3}$"
+)
+DATE_ONLY_TAGS = frozenset({"td", "th", "li", "dd", "dt", "pre", "code", *HEADING_RANK})
