@@ -1171,6 +1171,28 @@ def test_line_that_is_only_a_date_in_digits_dropped(date: str) -> None:
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
 
 
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "24. März 2004, 19:49 | Genesis",  # a fan site's news item: date, time, author
+        "Freitag | 14. Juni 2019 | 15:49 VON Sina Giebel IN Fashion | 0 COMMENTS",
+        "By HNN Staff | November 18, 2019 at 2:26 PM HST - Updated November 18 at 4:46 PM",
+    ],
+)
+def test_line_of_particulars_with_a_time_above_the_text_dropped(stamp: str) -> None:
+    article = f'<h1>Tram line to the harbour</h1><div class="x7b">{stamp}</div>'
+    article += "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
+
+
+def test_line_with_bars_and_a_time_inside_the_text_kept() -> None:
+    # A timetable's line in the article's text, below its first paragraph, is text.
+    said = "Harbour | 6:10 | 6:40 | 7:10, then every half hour until midnight"
+    article = "".join(f"<p>{p}</p>" for p in [PARAGRAPHS[0], said, *PARAGRAPHS[1:]])
+    lines = main_text(unnamed_page(article, "")).splitlines()
+    assert lines == [PARAGRAPHS[0], said, *PARAGRAPHS[1:]]
+
+
 def test_dates_in_a_table_a_list_a_heading_or_the_text_kept() -> None:
     # A release table's dates, a timeline's items and a diary's days are the text; so
     # is the date that opens a later entry of a log (a project's "Following Work" page).

@@ -88,6 +88,7 @@ from trawl.extract.main_text_rules import (
     SLIDE_COUNTER_IN_TEXT,
     SLIDE_COUNTER_MAX,
     SLIDE_WORD,
+    STAMP_LINE,
     TAG_SCORE,
     THIN_WRAPPER_SHARE,
     THREAD_HEADING_TAGS,
@@ -1180,7 +1181,8 @@ def _teaser_size(root: LexborNode, inside: LexborNode) -> int:
 
 def _undated(lines: list[str], tags: list[str]) -> tuple[list[str], list[str]]:
     """``lines`` and their ``tags`` less a line that is only a date, above the text (only
-    headings before it) or at its very end: the article's date, not its text.
+    headings before it) or at its very end, and a line of particulars with a time above
+    the text: the article's date and byline, not its text.
 
     Further down, a date alone opens an entry of a log or a diary ("Web Pages",
     "07.03.2011", then what was done that day) and stays.
@@ -1189,10 +1191,9 @@ def _undated(lines: list[str], tags: list[str]) -> tuple[list[str], list[str]]:
     kept_tags: list[str] = []
     above = True  # nothing but headings so far
     for index, (line, tag) in enumerate(zip(lines, tags, strict=True)):
-        if (
-            (above or index == len(lines) - 1)
-            and tag not in DATE_ONLY_TAGS
-            and DATE_ONLY.match(line)
+        if tag not in DATE_ONLY_TAGS and (
+            ((above or index == len(lines) - 1) and DATE_ONLY.match(line))
+            or (above and STAMP_LINE.match(line))
         ):
             continue
         above = above and tag in HEADING_RANK

@@ -420,4 +420,8 @@ DATE_ONLY = re.compile(
     r"^\W{0,3}(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)\d{2}|(?:19|20)\d{2}[./-]\d{1,2}[./-]\d{1,2})"
     r"(?:[\s,|-]{1,4}\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?)?\W{0,3}$"
 )
+# A line of the article's particulars set apart by bars, one of them a time of day
+# ("24. März 2004, 19:49 | Genesis", "By HNN Staff | November 18, 2019 at 2:26 PM"):
+# a byline and a date, above the text, in any language. No sentence ends it.
+STAMP_LINE = re.compile(r"^(?=[^|]{1,80}\|)(?=.*\b\d{1,2}:\d{2}\b).{0,160}[^.!?]$")
 DATE_ONLY_TAGS = frozenset({"td", "th", "li", "dd", "dt", "pre", "code", *HEADING_RANK})
