@@ -1162,10 +1162,14 @@ def test_line_that_only_dates_the_article_dropped(dateline: str) -> None:
         "2019-01-21 13:49",
         "10/23/2018, 5:04 PM",
         "(23.10.2018)",
+        "November 20, 2019 - 11:28 AMT",  # an Armenian news agency's, in English
+        "Monday, November 18, 2019",
+        "18 novembre 2019 à 10h30",
+        "lunes, 18 de noviembre de 2019",
     ],
 )
-def test_line_that_is_only_a_date_in_digits_dropped(date: str) -> None:
-    # The date in a <time> or a box of its own, in no language: the page's metadata.
+def test_line_that_is_only_a_date_dropped(date: str) -> None:
+    # The date in a <time> or a box of its own: the page's metadata, not its text.
     article = f'<h1>Tram line to the harbour</h1><div class="x7b"><time>{date}</time></div>'
     article += "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
     assert main_text(unnamed_page(article, "")).splitlines() == PARAGRAPHS
@@ -1199,11 +1203,12 @@ def test_dates_in_a_table_a_list_a_heading_or_the_text_kept() -> None:
     table = "<table><tr><th>Release</th><th>Date</th></tr>"
     table += "<tr><td>2.0</td><td>23.10.2018</td></tr></table>"
     items = "<ul><li>2019-01-21</li><li>2019-02-04</li></ul>"
-    entry = "<h2>Web pages</h2><p><em>07.03.2011</em></p>"
+    entry = "<h2>Web pages</h2><p><em>07.03.2011</em></p><p>May 2019</p>"
     paragraphs = "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
     article = f"<h2>12.05.2019</h2>{paragraphs}{entry}{paragraphs}{table}{items}"
     lines = main_text(unnamed_page(article, "")).splitlines()
     assert "12.05.2019" in lines and "23.10.2018" in lines and "07.03.2011" in lines
+    assert "May 2019" in lines
     assert "2019-01-21" in lines and "2019-02-04" in lines
 
 

@@ -412,13 +412,27 @@ DATELINE = re.compile(
     re.IGNORECASE,
 )
 DATELINE_MAX = 160  # characters of a line read as one
-# A line that is a date in digits and nothing else ("23.10.2018", "2019-01-21 13:49",
-# "10/23/2018, 5:04 PM"): the article's date, set apart from its text, in any
-# language. Only in a paragraph or a box: a table's cell, a list's item or a heading
-# may be a date that the text lists (a release table, a diary's days).
+# A line that is a date and nothing else ("23.10.2018", "2019-01-21 13:49",
+# "Monday, November 18, 2019", "14. Januar 2020, 9:21 Uhr", "November 20, 2019 - 11:28
+# AMT"): the article's date, set apart from its text. In digits in any language; with
+# the month's name in English, German, French or Spanish (abbreviated or not), after a
+# weekday's name or not. Only in a paragraph or a box: a table's cell, a list's item or
+# a heading may be a date that the text lists (a release table, a diary's days).
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|januar|februar|märz"
+    r"|mai|juni|juli|oktober|dezember|janvier|février|mars|avril|juin|juillet|août"
+    r"|septembre|octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio"
+    r"|agosto|septiembre|octubre|noviembre|diciembre)\.?"
+)
 DATE_ONLY = re.compile(
-    r"^\W{0,3}(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)\d{2}|(?:19|20)\d{2}[./-]\d{1,2}[./-]\d{1,2})"
-    r"(?:[\s,|-]{1,4}\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?)?\W{0,3}$"
+    r"^\W{0,3}(?:\w+,\s+)?"  # "Monday, ", "Freitag, "
+    r"(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)\d{2}|(?:19|20)\d{2}[./-]\d{1,2}[./-]\d{1,2}"
+    rf"|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:19|20)\d{{2}}"
+    rf"|\d{{1,2}}\.?\s+(?:de\s+)?{_MONTH},?\s+(?:de\s+)?(?:19|20)\d{{2}})"
+    r"(?:[\s,|@-]{1,5}(?:at\s+|um\s+|à\s+)?\d{1,2}[:h]\d{2}(?::\d{2})?"
+    r"(?:\s?[ap]\.?m\.?)?(?:\s+(?:uhr|[a-z]{2,4}))?)?\W{0,3}$",
+    re.IGNORECASE,
 )
 # A line of the article's particulars set apart by bars, one of them a time of day
 # ("24. März 2004, 19:49 | Genesis", "By HNN Staff | November 18, 2019 at 2:26 PM"):
