@@ -139,6 +139,30 @@ def test_a_killed_writers_staging_folder_is_removed(cache_home: Path) -> None:
     assert live.exists()
 
 
+@pytest.mark.parametrize("cached", [False, True])
+def test_this_model_in_an_earlier_layout_is_removed(
+    cache_home: Path, cached: bool, request: pytest.FixtureRequest
+) -> None:
+    """The first layout's folder (93 MB, no layout in its name) stayed for ever beside
+    the one of today's layout; so would any later one's. Another install's model and a
+    staging folder being written (by a process of any version) stay."""
+    if cached:  # a later start, the current layout written already
+        shutil.copytree(request.getfixturevalue("built_cache"), cache_folder())
+    cache_folder().mkdir(parents=True, exist_ok=True)
+    model = language_model._key().removesuffix("-" + language_model.FORMAT)
+    earlier = [cache_folder() / model, cache_folder() / f"{model}-ints0"]
+    kept = [cache_folder() / "py3langid-0.3.9-123456", cache_folder() / f".{model}-writing"]
+    for folder in (*earlier, *kept):
+        folder.mkdir()
+        (folder / "ptc.npy").write_bytes(b"a table")
+
+    assert same(answers(load()), py3langid_answers())
+
+    assert not any(folder.exists() for folder in earlier)
+    assert all(folder.exists() for folder in kept)
+    assert (cache_folder() / language_model._key() / "rows.bin").stat().st_size > 1_000_000
+
+
 def test_a_loaded_model_holds_little_heap(cached_home: Path) -> None:
     """py3langid keeps its DFA tables as Python lists of ints (about 10 MB in every
     process that detects a language); the mapped model keeps them as flat arrays, and

@@ -87,10 +87,6 @@ def _version() -> str:
     return found.group(1) if found else "unknown"
 
 
-def _key() -> str:
-    return f"py3langid-{_version()}-{_MODEL.stat().st_size}-{FORMAT}"
-
-
 class Model:
     """py3langid's classifier over the unpacked tables (mapped files or bytes)."""
 
@@ -304,13 +300,30 @@ def _unpacked_folder() -> Path:
     return folder
 
 
+def _model() -> str:
+    """The shipped model's name in a cache folder's, without the layout."""
+    return f"py3langid-{_version()}-{_MODEL.stat().st_size}"
+
+
+def _key() -> str:
+    return f"{_model()}-{FORMAT}"
+
+
 def _remove_stale(parent: Path, key: str) -> None:
-    """Staging folders a killed writer left (83 MB each); a live one is younger."""
+    """Staging folders a killed writer left (83 MB each); a live one is younger. And
+    this model unpacked in a layout of an earlier version (93 MB for the first): no
+    process of this version reads it. A staging folder's name starts with a dot, so
+    one being written now is never among them; another model's folders (another
+    install's py3langid) are left alone."""
     now = time.time()
     for left in parent.glob(f".{key}-*"):
         with contextlib.suppress(OSError):
             if now - left.stat().st_mtime > STALE_STAGING:
                 shutil.rmtree(left, ignore_errors=True)
+    model = _model()
+    for old in (parent / model, *parent.glob(f"{model}-*")):
+        if old.name != key and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _fsync_folder(folder: Path) -> None:
