@@ -8,8 +8,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from fixture_sites import HOUSEKEEPING, SiteServer, html_page
-from trawl.crawl.frontier import Frontier
+from trawl.crawl import frontier as frontier_module
+from trawl.crawl.frontier import MAX_HELD, Frontier
 from trawl.pipeline.crawl_run import crawl
 from trawl.records import CrawlUrl
 from trawl.settings import Settings
@@ -102,19 +105,48 @@ def test_a_host_with_nothing_left_is_forgotten_after_its_delay() -> None:
 
 
 def test_a_waiting_url_keeps_what_the_store_does_not() -> None:
-    # The store's frontier keeps URL, depth and source; a sitemap's lastmod rides along
-    # in memory until the URL is read back.
+    # The store's frontier keeps URL, depth, source, request form and sitemap date; a
+    # redirect chain rides along in memory until the URL is read back.
     stored: list[CrawlUrl] = []
     frontier = Frontier(
         delay=0.0, host_concurrency=1, max_host_queues=1, overflow=lambda host: stored
     )
-    lastmod = datetime(2026, 1, 2, tzinfo=UTC)
     first = CrawlUrl("http://a.example/", 0)
-    dated = CrawlUrl("http://b.example/p", 1, "http://a.example/", lastmod=lastmod)
-    assert frontier.enqueue(first) and frontier.enqueue(dated)
-    stored.append(CrawlUrl(dated.url, dated.depth, dated.source))  # what the caller saves
+    chained = CrawlUrl("http://b.example/p", 1, "http://a.example/", ("http://a.example/old",))
+    assert frontier.enqueue(first) and frontier.enqueue(chained)
+    stored.append(CrawlUrl(chained.url, chained.depth, chained.source))  # what the caller saves
     assert frontier.queued == 2
     assert frontier.next(0.0) == first
     assert frontier.next(0.0) is None  # b waits in the store
     frontier.done(first, 0.0)
-    assert frontier.next(0.0) == dated
+    assert frontier.next(0.0) == chained
+
+
+@pytest.mark.parametrize("held", [MAX_HELD, 0])
+def test_a_url_waiting_in_the_store_keeps_its_sitemap_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: int
+) -> None:
+    """A sitemap's lastmod came back from the store's frontier as None: only the URLs
+    held in memory (MAX_HELD, 100,000) kept it, so a URL past them was fetched undated
+    (0: as every URL past the first 100,000)."""
+    monkeypatch.setattr(frontier_module, "MAX_HELD", held)
+    store = SQLiteStore(tmp_path / "trawl.sqlite")
+    crawl_id = store.begin_crawl(["http://a.example/"])
+    frontier = Frontier(
+        delay=0.0,
+        host_concurrency=1,
+        max_host_queues=1,
+        overflow=lambda host: store.frontier_waiting(crawl_id, host),
+    )
+    lastmod = datetime(2026, 1, 2, tzinfo=UTC)
+    first = CrawlUrl("http://a.example/", 0)
+    dated = CrawlUrl("http://b.example/p", 1, "http://a.example/", lastmod=lastmod)
+    for item in (first, dated):
+        assert frontier.enqueue(item)
+        store.frontier_add(crawl_id, [item])  # as the pipeline records every admitted URL
+    assert frontier.next(0.0) == first
+    assert frontier.next(0.0) is None  # b waits in the store
+    frontier.done(first, 0.0)
+    back = frontier.next(0.0)
+    store.close()
+    assert back is not None and back.url == dated.url and back.lastmod == lastmod

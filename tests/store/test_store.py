@@ -349,6 +349,21 @@ def test_the_urls_waiting_for_one_host_come_back_shallowest_first(store: Store) 
     assert [i.url for i in store.frontier_waiting(crawl_id, "b.example")] == ["https://b.example/"]
 
 
+def test_a_url_waiting_for_its_host_keeps_its_sitemap_date(store: Store) -> None:
+    crawl_id = store.begin_crawl(["https://a.example/"])
+    lastmod = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
+    store.frontier_add(crawl_id, [CrawlUrl("https://a.example/p", 1, lastmod=lastmod)])
+    store.frontier_add(crawl_id, [CrawlUrl("https://a.example/q", 1)])
+    late = datetime(2026, 2, 1, tzinfo=UTC)
+    store.frontier_date(crawl_id, {"https://a.example/q": late})  # a sitemap read later
+
+    waiting = store.frontier_waiting(crawl_id, "a.example")
+    assert {i.url: i.lastmod for i in waiting} == {
+        "https://a.example/p": lastmod,
+        "https://a.example/q": late,
+    }
+
+
 # -- the frontier shared by workers ------------------------------------------------
 
 

@@ -95,8 +95,8 @@ class _Host:
     admitted: int = 0
 
 
-# URLs waiting in the store that carry more than the store keeps (a sitemap's lastmod,
-# a redirect chain) are held here whole, up to this many; past it they lose the rest.
+# URLs waiting in the store that carry more than the store keeps (a redirect chain) are
+# held here whole, up to this many; past it they lose the rest.
 MAX_HELD = 100_000
 
 
@@ -165,7 +165,9 @@ class Frontier:
             # Every host queue in memory is taken: the URL waits in the store, where the
             # caller records every admitted URL, until its host's turn comes.
             self._waiting[host] = waiting + 1
-            kept = CrawlUrl(item.url, item.depth, item.source, request=item.request)
+            kept = CrawlUrl(
+                item.url, item.depth, item.source, lastmod=item.lastmod, request=item.request
+            )
             if len(self._held) < MAX_HELD and item != kept:
                 self._held[item.url] = item
             return True

@@ -143,11 +143,14 @@ class FrontierQueries:
 
     def frontier_waiting(self, crawl_id: int, host: str) -> list[CrawlUrl]:
         rows = self._db.execute(
-            "SELECT url, depth, source, request_url FROM frontier WHERE crawl_id = ?"
+            "SELECT url, depth, source, request_url, lastmod FROM frontier WHERE crawl_id = ?"
             " AND host = ? AND state = 'queued' AND lease_owner IS NULL ORDER BY depth",
             (crawl_id, host),
         )
-        return [CrawlUrl(u, d, s, request=r) for u, d, s, r in rows]
+        return [
+            CrawlUrl(u, d, s, request=r, lastmod=datetime.fromisoformat(m) if m else None)
+            for u, d, s, r, m in rows
+        ]
 
     def frontier_finished(self, crawl_id: int) -> list[str]:
         rows = self._db.execute(
