@@ -171,6 +171,51 @@ async def test_healthz_reports_drift_and_a_broken_index(serve: Serve, tmp_path: 
     assert str(tmp_path) not in broken.text
 
 
+def test_healthz_names_a_crawl_killed_and_not_resumed(serve: Serve, tmp_path: Path) -> None:
+    """A crawl killed with kill -9 stays marked running until something resumes it:
+    /healthz answered "ok" for ever, and never compared store and index again. While
+    the crawl lives it holds the index writer's lock; with the lock free it is stalled."""
+    site = slow_site(serve)
+    for route in site.routes.values():
+        route.delay = 0.2  # the crawl outlasts the first look
+    data = tmp_path / "data"
+    settings = Settings(data=data)
+    child = start_crawl(data, site.url("/"))
+    try:
+        wait_for_pages(data, 5)
+        key = new_key(settings)
+        client = TestClient(create_app(settings))
+        live = client.get("/healthz").json()
+        assert live["status"] == "ok" and "stalled" not in live, live
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=60)
+
+    health = client.get("/healthz")
+    assert health.status_code == 200, health.text  # the server answers
+    assert health.json()["status"] == "stalled" and health.json()["stalled"] == [1]
+    assert "crawl 1 is marked running" in health.json()["problems"][0]
+    runs = client.get("/api/admin/crawls", headers={"X-API-Key": key}).json()
+    assert [(r["id"], r["outcome"], r["stalled"]) for r in runs] == [(1, "running", True)]
+    client.post("/admin/login", data={"key": key}, headers={"Origin": "http://testserver"})
+    page = client.get("/admin").text
+    row = page[page.index('<tr data-crawl="1">') :]
+    row = row[: row.index("</tr>")]
+    assert '<td class="outcome">stalled</td>' in row and "crawl 1 is marked running" in row
+
+    # The writer's lock taken again (a crawl, trawl index...): not stalled while held.
+    writer = IndexWriter(settings.index_path)
+    try:
+        assert client.get("/healthz").json()["status"] == "ok"
+    finally:
+        writer.close()
+    # `trawl check --repair` closes it as interrupted, and /healthz compares again.
+    assert trawl("check", "--repair", "--data", str(data)).returncode == 0
+    assert client.get("/healthz").json()["status"] == "ok"
+    runs = client.get("/api/admin/crawls", headers={"X-API-Key": key}).json()
+    assert [(r["outcome"], r["stalled"]) for r in runs] == [("interrupted", False)]
+
+
 def damage(path: Path) -> None:
     """Overwrite the pages table's rows: the store opens, then fails to read a page."""
     db = sqlite3.connect(path)

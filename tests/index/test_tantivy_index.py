@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from trawl.analysis.text import terms
 from trawl.errors import SearchIndexError
 from trawl.index.documents import index_fields, title_key, url_path_words
 from trawl.index.spec import AllOf, AnyOf, Boosts, Filters, Word
-from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.index.tantivy_index import IndexReader, IndexWriter, writer_held
 from trawl.records import PageRecord
 
 BOOSTS = {"title": 4.0, "headings": 2.0, "body": 1.0, "url_tokens": 1.5, "host": 1.0}
@@ -399,3 +401,24 @@ def test_an_index_left_without_its_marker_names_trawl_index(tmp_path: Path) -> N
     rebuild.upsert(record("https://docs.example.org/a", "A", "x"))
     rebuild.close()
     assert IndexReader(tmp_path).urls() == ["https://docs.example.org/a"]
+
+
+def test_a_look_at_the_writer_lock_never_refuses_a_writer(tmp_path: Path) -> None:
+    """/healthz looks whether a crawl holds the writer (``writer_held``: a shared try
+    at tantivy's lock, dropped at once); a crawl opening its writer in that instant
+    tries again instead of failing as if another process were writing."""
+    path = tmp_path / "index"
+    assert not writer_held(path)  # no index yet
+    IndexWriter(path).close()
+    assert not writer_held(path)
+    fd = os.open(path / ".tantivy-writer.lock", os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # a look, held here for 60 ms
+    threading.Timer(0.06, os.close, (fd,)).start()
+    writer = IndexWriter(path)
+    try:
+        assert writer_held(path)
+        with pytest.raises(SearchIndexError, match="another process"):
+            IndexWriter(path)
+    finally:
+        writer.close()
+    assert not writer_held(path)

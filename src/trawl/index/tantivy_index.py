@@ -13,6 +13,7 @@ engine's whitespace tokenizer: the engine never stems or lower-cases.
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -223,6 +224,32 @@ def _engine_index(path: Path) -> Any:
     return index
 
 
+# tantivy's writer lock: an flock the one IndexWriter holds while it lives, dropped by
+# the kernel when its process dies, however it dies. It is also the crawl lock.
+_WRITER_LOCK = ".tantivy-writer.lock"
+# Tries at the writer lock, this far apart: ``writer_held`` holds it for an instant.
+_LOCK_TRIES = 3
+_LOCK_PAUSE = 0.05
+
+
+def writer_held(path: Path) -> bool:
+    """Whether a live process holds the index's writer (a crawl, ``trawl index``): a
+    shared try at tantivy's lock, dropped at once. No index, no lock file: False."""
+    try:
+        fd = os.open(path / _WRITER_LOCK, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:  # a file system without flock: no writer can lock there either
+        return False
+    finally:
+        os.close(fd)  # drops the shared lock, if taken
+    return False
+
+
 class IndexWriter:
     """Adds, replaces and removes pages. Changes are visible after ``commit``."""
 
@@ -230,10 +257,16 @@ class IndexWriter:
         """``fresh``: start from an empty index (``trawl index``), whatever was there."""
         self._index = _open(path, create=True, replace=fresh)
         self._schema = self._index.schema
-        try:
-            self._writer = self._index.writer(_WRITER_HEAP, threads)
-        except ValueError as e:  # the writer lock is held by another process
-            raise SearchIndexError(f"index at {path} is being written by another process") from e
+        for attempt in range(_LOCK_TRIES):
+            try:
+                self._writer = self._index.writer(_WRITER_HEAP, threads)
+                break
+            except ValueError as e:  # the writer lock is held by another process
+                # ... or by /healthz's look at it (writer_held), for an instant.
+                if attempt + 1 == _LOCK_TRIES:
+                    message = f"index at {path} is being written by another process"
+                    raise SearchIndexError(message) from e
+                time.sleep(_LOCK_PAUSE)
         self.pending = 0
         self._searcher: Any = None
         if fresh:

@@ -7,7 +7,8 @@ Two checks: ``quick_check`` compares counts (a count in the store, the index's
 document count: /healthz, and a crawl that finds its predecessor died; a page
 missing and another extra cancel out there); ``full_check``
 compares URL sets and names each page that is missing, extra or indexed twice;
-``repair`` mends what it names (``trawl check --repair``).
+``repair`` mends what it names (``trawl check --repair``). ``stalled_runs`` names
+the runs marked running that no process carries on.
 """
 
 from __future__ import annotations
@@ -17,15 +18,19 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from trawl.faults import fault_point
-from trawl.index.tantivy_index import IndexReader, IndexWriter
+from trawl.index.tantivy_index import IndexReader, IndexWriter, writer_held
+from trawl.pipeline.health import is_embedded
 from trawl.pipeline.stage_pool import BULK_DOCUMENT_BATCH, Page, StagePool, start_pool
+from trawl.records import CrawlRun, Outcome
 from trawl.settings import Settings
 from trawl.store.base import Agreement, Pages, Store
 
 log = logging.getLogger(__name__)
 SAMPLES = 5
+RECENT_RUNS = 10  # the crawl log's newest rows looked at for a run marked running
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,26 @@ async def mend_after_crash(
         return 0
     log.warning("store and index disagreed after a crash: %s; repairing", drift.summary())
     return await repair(store, writer, drift, pool)
+
+
+def stalled_runs(store: Store, index_path: Path) -> list[CrawlRun]:
+    """Runs marked running that no process carries on: killed (kill -9, a power cut)
+    and not resumed since. An embedded run (``trawl crawl``, a crawl ``trawl serve``
+    started) holds the index writer's lock while it lives, and the kernel drops it with
+    the process; so such a run with the lock free is dead. A run of ``trawl worker``s
+    holds no lock (a worker between two leases holds nothing in the store either): not
+    judged here."""
+    running = [r for r in store.crawls(limit=RECENT_RUNS) if r.outcome == Outcome.RUNNING]
+    if not running or writer_held(index_path):
+        return []
+    return [run for run in running if is_embedded(store, run.id)]
+
+
+def stalled_summary(run: CrawlRun) -> str:
+    return (
+        f"crawl {run.id} is marked running, but no process runs it (killed?): the same"
+        " crawl again resumes it; `trawl check --repair` closes it as interrupted"
+    )
 
 
 @dataclass(frozen=True)

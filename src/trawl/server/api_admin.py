@@ -16,6 +16,7 @@ from trawl.errors import Conflict, MissingExtra, NotFound, Unavailable
 from trawl.extras import require
 from trawl.faults import fault_point
 from trawl.index.tantivy_index import IndexWriter
+from trawl.pipeline.integrity import stalled_runs
 from trawl.pipeline.upkeep import evict
 from trawl.records import KEY_SCOPES, ApiKey, KeyScope, PageChange, ReportQuery
 from trawl.server import auth, report
@@ -242,9 +243,14 @@ def crawl_history(
     request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 50
 ) -> list[dict[str, Any]]:
     """The crawl log, newest first; ``note``: the one reason most of a run's pages were
-    not indexed, when there is one."""
-    with context_of(request).store() as store:
-        return [{**asdict(c), "note": c.note} for c in store.crawls(limit)]
+    not indexed, when there is one; ``stalled``: marked running, but no process runs it
+    (killed, not resumed since)."""
+    ctx = context_of(request)
+    with ctx.store() as store:
+        stalled = {run.id for run in stalled_runs(store, ctx.settings.index_path)}
+        return [
+            {**asdict(c), "note": c.note, "stalled": c.id in stalled} for c in store.crawls(limit)
+        ]
 
 
 @router.get("/crawls.csv")

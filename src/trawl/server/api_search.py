@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from trawl import __version__
 from trawl.errors import SearchIndexError, StoreError
-from trawl.pipeline.integrity import quick_check
+from trawl.pipeline.integrity import quick_check, stalled_runs, stalled_summary
 from trawl.records import Outcome
 from trawl.search.request import (
     DEFAULT_SORT,
@@ -145,7 +145,9 @@ def healthz(request: Request) -> JSONResponse:
     """Liveness, the version, how many documents the index holds (null: no index yet),
     and whether store and index agree (their counts: the cheap check of `trawl
     check`). 503 with ``status: broken`` and what is broken when the store or the
-    index cannot be read; ``status: drifted`` when they disagree outside a crawl."""
+    index cannot be read; ``status: drifted`` when they disagree outside a crawl;
+    ``status: stalled`` (``stalled``: the crawl ids) when a crawl is marked running but
+    no process runs it (killed, not resumed since)."""
     ctx = context_of(request)
     body: dict[str, Any] = {"status": "ok", "version": __version__, "documents": None}
     problems: list[str] = []
@@ -159,6 +161,10 @@ def healthz(request: Request) -> JSONResponse:
             if index_error is not None:
                 if store.searchable_counts()[0]:
                     problems.append(index_error)  # pages to search, and no index to search
+            elif stalled := stalled_runs(store, ctx.settings.index_path):
+                body["status"] = "stalled"  # its pages are indexed when it is resumed
+                body["stalled"] = [run.id for run in stalled]
+                body["problems"] = [stalled_summary(run) for run in stalled]
             elif not any(run.outcome == Outcome.RUNNING for run in store.crawls(limit=1)):
                 drift = quick_check(store, ctx.index.get())
                 if not drift.agrees:

@@ -18,6 +18,7 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 
 from trawl.errors import ConfigError, Forbidden, NotFound, RateLimited, TrawlError, Unauthorized
+from trawl.pipeline.integrity import stalled_runs, stalled_summary
 from trawl.records import KEY_SCOPES, ApiKey
 from trawl.search.request import DEFAULT_SORT, MAX_PAGE, SORTS, search_request
 from trawl.server import api_admin, auth
@@ -235,8 +236,12 @@ def _admin_page(request: Request, ctx: Context, **extra: Any) -> HTMLResponse:
     with ctx.store() as store:
         sites = store.sites()
         history = store.crawls(20)
+        stalled = {
+            run.id: stalled_summary(run) for run in stalled_runs(store, ctx.settings.index_path)
+        }
         keys = store.api_keys()
     context = {"sites": sites, "history": history, "keys": keys, "status": ctx.crawls.status()}
+    context["stalled"] = stalled
     context["crawl_fields"] = crawl_fields(ctx.settings)
     context["settings_now"] = ctx.settings
     context["speeds"] = [(name, speed_preset_help(name)) for name in SPEED_PRESETS]
