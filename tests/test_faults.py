@@ -251,6 +251,43 @@ def test_sitemap_dates_held_in_a_write_batch_survive_a_kill(serve: Serve, data: 
     assert marks == dict.fromkeys(days, ("sitemap", True))
 
 
+def test_a_redirected_start_urls_sitemaps_survive_a_kill(serve: Serve, data: Data) -> None:
+    # The start URL sends the crawl on to another origin of the site (a bare domain to
+    # its www host), whose sitemap dates the pages and admits one no link reaches. As
+    # above, the kill loses what the sitemap gave; the run that resumes has no page of
+    # either origin left to fetch, and reads again the sitemaps of its start URL's
+    # origin: the target's must be read again too.
+    days = {"/alpaca": "2022-01-01", "/bison": "2022-01-02", "/camel": "2022-01-03"}
+    routes = english(*(p[1:] for p in days))
+    www = serve(routes)
+    routes["/dingo"] = html_page("Dingo", "<p>the dingo runs</p>")
+    base = "http://www.trawl-test.org"
+    urlset = "".join(
+        f"<url><loc>{base}{p}</loc><lastmod>{d}</lastmod></url>" for p, d in days.items()
+    )
+    urlset += f"<url><loc>{base}/dingo</loc></url>"
+    routes["/sitemap.xml"] = Route(
+        f"<urlset>{urlset}</urlset>".encode(),
+        headers={"Content-Type": "application/xml"},
+        delay=1.5,  # past the write batch's 0.5 s: the pages are committed first
+    )
+    bare = serve({"/": Route(b"", 301, headers={"Location": base + "/"})})
+    aliases = f"trawl-test.org={bare.host}:{bare.port},www.trawl-test.org={www.host}:{www.port}"
+    flags = ("--scope", "site", "--alias", aliases)
+    killed = data.run("crawl", "http://trawl-test.org/", *flags, step="sitemap.after_redate")
+    assert killed.returncode == KILLED, killed.stderr
+
+    again = data.run("crawl", "http://trawl-test.org/", *flags)
+
+    assert again.returncode == 0, again.stderr
+    pages = {base + p for p in ("/", *days, "/dingo")}
+    assert data.agreed() == pages
+    found = json.loads(data.run("search", "grazes", "--sort", "date", "--json").stdout)
+    assert [(h["url"], (h["modified"] or "")[:10]) for h in found["results"]] == [
+        (base + p, d) for p, d in reversed(days.items())
+    ]
+
+
 def two_sites(serve: Serve, data: Data) -> tuple[SiteServer, SiteServer]:
     en = serve(english("alpaca", "bison"))
     de = serve(german(), host="127.0.0.2")

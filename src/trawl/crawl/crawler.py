@@ -329,9 +329,12 @@ class Crawler:
         start_urls: Sequence[str],
         resume: Sequence[CrawlUrl] = (),
         requests: Mapping[str, str] | None = None,
+        revisit: Sequence[str] = (),
     ) -> CrawlStats:
         """Crawl from ``start_urls``; ``resume`` holds URLs an interrupted run left queued,
-        ``requests`` the URL to send for a start URL typed other than its identity."""
+        ``requests`` the URL to send for a start URL typed other than its identity,
+        ``revisit`` the URLs at depth 0 it fetched (start URLs and their redirects'
+        targets), whose origins' sitemaps are read again."""
         self.stats = CrawlStats(started=time.monotonic())
         self._scope = CrawlScope(self._limits.scope, start_urls)
         wanted = requests or {}
@@ -341,6 +344,8 @@ class Crawler:
         for url in start_urls:
             if url not in admitted and self._frontier.seen(url):
                 self._read_sitemaps_again(url)
+        for url in revisit:  # an origin read already is not read twice (_robots_for)
+            self._read_sitemaps_again(url)
         for item in resume:
             self._frontier.enqueue(item)  # already in the store: not announced again
         workers = [

@@ -218,6 +218,7 @@ async def crawl(
         )
         resume: list[CrawlUrl] = []
         carried: list[str] = []
+        revisit: list[str] = []
         if previous is not None:
             for url in store.frontier_finished(crawl_id):
                 frontier.mark_seen(url)
@@ -226,6 +227,7 @@ async def crawl(
             # carried is a store read at the end, and a run may have skipped 100,000s.
             carried = store.frontier_fetched(crawl_id)
             resume = store.frontier_pending(crawl_id)
+            revisit = store.frontier_starts(crawl_id)
         importing = asyncio.create_task(_import_end_modules())
         try:
             # SQLite: the crawl's writes commit WRITE_BATCH at a time, not one by one.
@@ -242,6 +244,7 @@ async def crawl(
                         allow=allow,
                         trust_start_urls=trust_start_urls,
                         requests=requests,
+                        revisit=revisit,
                     )
                 )
                 flushing = asyncio.create_task(_flush_every(store, WRITE_BATCH[1], crawling))
@@ -350,9 +353,10 @@ async def run_crawler(
     allow: Sequence[Target],
     trust_start_urls: bool = True,
     requests: Mapping[str, str] | None = None,
+    revisit: Sequence[str] = (),
 ) -> tuple[CrawlStats, Outcome | None]:
     """Crawl; return the stats and how the requests ended: stopped, capped (max_pages)
-    or ran (to the end: judged by pipeline/health.py)."""
+    or ran (to the end: judged by pipeline/health.py). ``revisit``: Crawler.run's."""
     limits = CrawlLimits(
         user_agent=settings.user_agent,
         concurrency=settings.concurrency,
@@ -378,7 +382,7 @@ async def run_crawler(
             pipeline.renderer = renderer
             if on_crawler is not None:
                 on_crawler(crawler)
-            stats = await crawler.run(start_urls, resume, requests)
+            stats = await crawler.run(start_urls, resume, requests, revisit)
             pipeline.renderer = None
     if renderer is not None:
         for reason, count in renderer.refused.items():

@@ -171,6 +171,11 @@ class FrontierLog(Protocol):
 
     def frontier_finished(self, crawl_id: int) -> list[str]: ...
 
+    def frontier_starts(self, crawl_id: int) -> list[str]:
+        """The URLs at depth 0 the run fetched or gave up on: its start URLs and where
+        they redirected (a redirect keeps the depth)."""
+        ...
+
     def frontier_fetched(self, crawl_id: int) -> list[str]:
         """The URLs whose answer the run saved (not those skipped or failed)."""
         ...

@@ -158,6 +158,13 @@ class FrontierQueries:
         )
         return [u for (u,) in rows]
 
+    def frontier_starts(self, crawl_id: int) -> list[str]:
+        rows = self._db.execute(
+            "SELECT url FROM frontier WHERE crawl_id = ? AND depth = 0 AND state != 'queued'",
+            (crawl_id,),
+        )
+        return [u for (u,) in rows]
+
     def frontier_fetched(self, crawl_id: int) -> list[str]:
         rows = self._db.execute(
             "SELECT url FROM frontier WHERE crawl_id = ? AND state = 'fetched'", (crawl_id,)
