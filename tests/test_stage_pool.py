@@ -12,14 +12,16 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fixture_sites import html_page
+from fixture_sites import Route, html_page
 from stage_faults import SLOW, held_parse, raising_parse, unreadable_answer_parse
 from trawl.errors import WorkerError
 from trawl.index.documents import index_fields
 from trawl.pipeline import stage_pool
+from trawl.pipeline.crawl_run import crawl
 from trawl.pipeline.parse import parse_page
 from trawl.pipeline.stage_pool import (
     DOCUMENT_BATCH,
@@ -30,7 +32,9 @@ from trawl.pipeline.stage_pool import (
     start_pool,
     workers_for,
 )
-from trawl.records import Discussion, PageRecord
+from trawl.records import Discussion, Outcome, PageRecord
+from trawl.settings import Settings
+from trawl.store.sqlite import SQLiteStore
 
 
 def page(n: int) -> PageRecord:
@@ -370,10 +374,9 @@ async def test_a_stopped_worker_is_killed_past_the_deadline_and_its_page_parsed(
     # pages, and the crawl waiting for them, for ever.
     monkeypatch.setenv(SLOW, str(tmp_path))
     monkeypatch.setattr(stage_pool, "_parse", held_parse)
-    monkeypatch.setattr(stage_pool, "TASK_DEADLINE", 3.0)
     (tmp_path / "hold").touch()
     before = {p.pid for p in multiprocessing.active_children()}
-    pool = StagePool(1)
+    pool = StagePool(1, deadline=3.0)
     pool.start()
     try:
         urls = [f"http://127.0.0.1:1/okapi-{n}" for n in range(3)]
@@ -393,14 +396,11 @@ async def test_a_stopped_worker_is_killed_past_the_deadline_and_its_page_parsed(
     assert not _new_children(before)
 
 
-async def test_a_worker_stopped_in_its_start_up_is_replaced(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_worker_stopped_in_its_start_up_is_replaced() -> None:
     # Stopped before it said it was up (a start-up that never ends): no page was
     # ever handed to it, nor to anyone, and the crawl waited for ever.
-    monkeypatch.setattr(stage_pool, "TASK_DEADLINE", 3.0)
     before = {p.pid for p in multiprocessing.active_children()}
-    pool = StagePool(1)
+    pool = StagePool(1, deadline=3.0)
     pool.start()
     try:
         (worker,) = _new_children(before)
@@ -526,3 +526,38 @@ async def test_pages_larger_than_the_pipe_pass_both_ways_without_a_deadlock() ->
     finally:
         await pool.close()
     assert parsed == [parse_page(body, url, HTML, None) for body, url in pages]
+
+
+# A hostile page: 800 KB of bare paragraphs, ~8 s of parsing (10 us a byte, loaded).
+HOSTILE = ("<html><body>" + "<p>word " * 100_000 + "</body></html>").encode()
+
+
+async def test_a_parse_in_this_process_past_the_deadline_fails_its_page(
+    serve: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A page over LOOP_PARSE_BYTES parsed in the crawl's own process (no workers, or
+    on demand before they start) runs in a thread, which had no deadline: a parse that
+    never ended held the crawl for ever. The parse_timeout setting bounds it: the page
+    fails, the crawl goes on, a new thread takes the next large page."""
+    pages = {f"/p{n}": html_page(f"Page {n}", f"<p>kiwi number {n}</p>") for n in range(3)}
+    links = "".join(f'<a href="{p}">{p}</a>' for p in (*pages, "/hostile", "/large"))
+    large = html_page("Large", "<p>" + "kiwi grows on vines. " * 8_000 + "</p>")
+    assert len(large.body) > stage_pool.LOOP_PARSE_BYTES
+    site = serve(
+        {"/": html_page("Home", links), **pages, "/hostile": Route(HOSTILE), "/large": large}
+    )
+    settings = Settings(data=tmp_path / "data", delay=0, parse_workers=0, parse_timeout=3)
+    store = SQLiteStore(settings.sqlite_path)
+    started = time.monotonic()
+    try:
+        outcome = await crawl([site.url("/")], settings, store)
+        saved = {p.url: p for p in store.pages()}
+    finally:
+        store.close()
+    assert time.monotonic() - started < 30
+    assert outcome.outcome == Outcome.COMPLETE
+    assert outcome.internal_errors == 1  # the page's parse, at 3 s of its ~8
+    assert outcome.samples["internal error (see the log)"] == [site.url("/hostile")]
+    assert not saved[site.url("/hostile")].searchable
+    searchable = {url for url, page in saved.items() if page.searchable}
+    assert {site.url(p) for p in (*pages, "/large")} <= searchable

@@ -101,6 +101,14 @@ class Settings:
         -1,
         64,
     )
+    parse_timeout: float = _setting(
+        300.0,
+        "Seconds one page's parse may take: past them a parse worker is killed and the page"
+        " tried once more by another, and a parse in the crawl's own process (a large page,"
+        " parse_workers 0) fails the page. Far above any parse measured (a hostile 4 MB"
+        " page: 30 s); raise it with max_bytes.",
+        1,
+    )
     timeout: float = _setting(20.0, "Seconds allowed for one request, connect to last byte.", 0.1)
     max_bytes: int = _setting(
         5_000_000, "Bytes of one response body read at most; the rest is cut.", 1

@@ -97,7 +97,7 @@ def crawl(
         raise fail(e) from None
     # First: the parser's workers import their modules and load the language model
     # while this process imports the rest of the crawl.
-    pool = start_pool(settings.parse_workers)
+    pool = start_pool(settings.parse_workers, deadline=settings.parse_timeout)
     try:
         _crawl(
             urls,

@@ -172,7 +172,8 @@ async def crawl(
         require("semantic")  # before any work: the vectors are written after the crawl
     started = time.monotonic()
     start_urls, requests = start_forms(start_urls)
-    parser = start_pool(settings.parse_workers, pool=pool)  # before the index writer
+    # Before the index writer.
+    parser = start_pool(settings.parse_workers, pool=pool, deadline=settings.parse_timeout)
     try:
         # The writer's lock is also the crawl lock: a crawl still marked running can
         # only be one that died, so it is marked interrupted.

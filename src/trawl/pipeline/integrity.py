@@ -187,7 +187,7 @@ async def check_index(
         # The pool first: a worker forked after the writer opened would hold the crawl
         # lock's file, and keep it locked for up to a second after a kill -9 of this
         # command, refusing the next crawl.
-        pool = start_pool(settings.parse_workers, parsing=False)
+        pool = start_pool(settings.parse_workers, parsing=False, deadline=settings.parse_timeout)
         try:
             writer = IndexWriter(settings.index_path)  # made when missing; the crawl lock
         except BaseException:

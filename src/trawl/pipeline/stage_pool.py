@@ -41,6 +41,7 @@ from trawl.pipeline.piped import (
     worker_signals,
 )
 from trawl.records import PageRecord, ParsedPage
+from trawl.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,24 @@ BUSY_SHARE = 0.85
 # still gets the GIL at each switch interval (5 ms). Smaller pages take under 0.2 s.
 LOOP_PARSE_BYTES = 128 * 1024
 
+# Seconds a worker may spend on one task before it is killed (SIGKILL ends a stopped one
+# too) and replaced: a parse in an endless loop, or a stopped worker, held its pages and
+# the crawl waiting for them for ever. The task goes to the next worker, as after a death,
+# and fails alone the second time; not counted as a death (a slow page is no broken
+# install). A parse in this process's thread fails at it. The parse_timeout setting's.
+TASK_DEADLINE: float = Settings.parse_timeout
+
 Page = tuple[PageRecord, Sequence[str]]  # a page and the anchor texts of links to it
 Fields = dict[str, Any]  # index_fields' answer
 
 
-def start_pool(setting: int, *, parsing: bool = True, pool: StagePool | None = None) -> StagePool:
+def start_pool(
+    setting: int,
+    *,
+    parsing: bool = True,
+    pool: StagePool | None = None,
+    deadline: float = TASK_DEADLINE,
+) -> StagePool:
     """``pool``, or a new pool for the ``parse_workers`` ``setting``, started: how every
     command gets its stage pool.
 
@@ -77,12 +91,15 @@ def start_pool(setting: int, *, parsing: bool = True, pool: StagePool | None = N
     process with one thread forks the workers, which inherit every module it has
     imported, where spawned ones import the whole program again. In an event loop, a
     pool that parses in this process loads the parser beside the first requests
-    (``warm_up``); ``parsing`` False: a pool that only builds documents."""
+    (``warm_up``); ``parsing`` False: a pool that only builds documents. ``deadline``:
+    the parse_timeout setting."""
     if pool is None:
         # -1 is "as the work needs": a parsing pool starts its workers when the event
         # loop is busy; one that only builds documents has a batch to build at once.
         on_demand = setting < 0 and parsing
-        pool = StagePool(workers_for(setting), parsing=parsing, on_demand=on_demand)
+        pool = StagePool(
+            workers_for(setting), parsing=parsing, on_demand=on_demand, deadline=deadline
+        )
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -115,12 +132,6 @@ IN_HAND = 2
 # Times a task is handed to a worker that then dies: a page that kills the parser
 # itself (not just its worker, killed from outside) fails alone the second time.
 MAX_TRIES = 2
-# Seconds a worker may spend on one task before it is killed (SIGKILL ends a stopped one
-# too) and replaced: a parse in an endless loop, or a stopped worker, held its pages and
-# the crawl waiting for them for ever. Far above any parse measured (a hostile 4 MB page
-# of bare paragraphs: 30 s). The task goes to the next worker, as after a death, and
-# fails alone the second time; not counted as a death (a slow page is no broken install).
-TASK_DEADLINE = 300.0
 
 
 def _serve(conn: Connection, parsing: bool, parent: int) -> None:
@@ -187,6 +198,23 @@ def _documents(pages: Sequence[Page]) -> list[Fields]:
     return [index_fields(record, anchors) for record, anchors in pages]
 
 
+def _told_parse(
+    started: asyncio.Future[None],
+    body: bytes,
+    url: str,
+    content_type: str | None,
+    content_language: str | None,
+) -> tuple[ParsedPage, float]:
+    """``_timed_parse`` in a thread, telling ``started``'s loop when it begins."""
+    started.get_loop().call_soon_threadsafe(_settle, started)
+    return _timed_parse(body, url, content_type, content_language)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 def saturated(cpu: float, wall: float, share: float = BUSY_SHARE) -> bool:
     """Whether a thread that ran ``cpu`` seconds in ``wall`` seconds had no time to spare."""
     return wall > 0 and cpu >= share * wall
@@ -240,12 +268,15 @@ class StagePool:
         on_demand: bool = False,
         window: float = BUSY_WINDOW,
         share: float = BUSY_SHARE,
+        deadline: float = TASK_DEADLINE,
     ) -> None:
         """``parsing`` False: the pool only builds documents (``trawl index``, evaluation),
         so its workers skip the parser's start-up (the language model, about 0.5 s).
         ``on_demand``: parse in this process, and start the workers only once the event
-        loop's thread ran at least ``share`` of a ``window`` (seconds) of wall time."""
+        loop's thread ran at least ``share`` of a ``window`` (seconds) of wall time.
+        ``deadline``: seconds a task may take (TASK_DEADLINE)."""
         self._workers = workers
+        self._deadline = deadline
         self._parsing = parsing
         self._on_demand = on_demand and workers > 0
         self._window, self._share = window, share
@@ -353,16 +384,45 @@ class StagePool:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self._warming)
             if len(body) > LOOP_PARSE_BYTES:
-                if self._parse_thread is None:
-                    self._parse_thread = ThreadPoolExecutor(1, thread_name_prefix="trawl-parse")
-                parsed, cpu = await asyncio.get_running_loop().run_in_executor(
-                    self._parse_thread, _timed_parse, body, url, content_type, content_language
-                )
-                self._thread_cpu += cpu
-                return parsed
+                return await self._parse_in_thread(body, url, content_type, content_language)
             return _parse(body, url, content_type, content_language)
         answer: ParsedPage = await self._submit(_parse, body, url, content_type, content_language)
         return answer
+
+    async def _parse_in_thread(
+        self, body: bytes, url: str, content_type: str | None, content_language: str | None
+    ) -> ParsedPage:
+        """A large page's parse, in this process's parse thread, within the deadline
+        (from its start: not while it waits for the thread). A thread cannot be killed:
+        past the deadline the page fails and the thread is left to end its parse alone;
+        a new one takes the pages that waited behind it."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._parse_thread is None:
+                self._parse_thread = ThreadPoolExecutor(1, thread_name_prefix="trawl-parse")
+            thread = self._parse_thread
+            started: asyncio.Future[None] = loop.create_future()
+            parsing = loop.run_in_executor(
+                thread, _told_parse, started, body, url, content_type, content_language
+            )
+            try:
+                await asyncio.wait((started, parsing), return_when=asyncio.FIRST_COMPLETED)
+                parsed, cpu = await asyncio.wait_for(parsing, self._deadline)
+            except TimeoutError:
+                if self._parse_thread is thread:
+                    self._parse_thread = None
+                    thread.shutdown(wait=False, cancel_futures=True)  # the rest: resent
+                log.warning("parsing %s took over %g s: the page fails", url, self._deadline)
+                raise WorkerError(f"parse took over {self._deadline:g} s") from None
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if parsing.cancelled() and task is not None and not task.cancelling():
+                    continue  # it waited behind a parse dropped at its deadline
+                raise
+            finally:
+                started.cancel()
+            self._thread_cpu += cpu
+            return parsed
 
     async def documents(
         self, pages: Iterable[Page], *, batch: int = DOCUMENT_BATCH
@@ -430,7 +490,7 @@ class StagePool:
             if not worker.up:  # its start-up has the deadline of a task
                 if worker.deadline is not None:
                     worker.deadline.cancel()
-                worker.deadline = loop.call_later(TASK_DEADLINE, self._expire, worker, None)
+                worker.deadline = loop.call_later(self._deadline, self._expire, worker, None)
 
     def _dispatch(self) -> None:
         """Hand waiting tasks to workers, longest waiting first: to an idle one, else
@@ -521,11 +581,11 @@ class StagePool:
             worker.deadline = None
         if worker.jobs and worker.loop is not None:
             worker.deadline = worker.loop.call_later(
-                TASK_DEADLINE, self._expire, worker, worker.jobs[0]
+                self._deadline, self._expire, worker, worker.jobs[0]
             )
 
     def _expire(self, worker: _Worker, job: _Job | None) -> None:
-        """``worker`` held ``job`` (None: its start-up) past TASK_DEADLINE: killed, and
+        """``worker`` held ``job`` (None: its start-up) past the deadline: killed, and
         its tasks handed on. A start-up that never ends counts as a death."""
         if worker not in self._all:
             return
@@ -536,7 +596,7 @@ class StagePool:
         log.warning(
             "stage worker %s did not answer in %s s: killed, a new one takes its place",
             worker.process.pid,
-            TASK_DEADLINE,
+            self._deadline,
         )
         with contextlib.suppress(OSError):
             worker.process.kill()

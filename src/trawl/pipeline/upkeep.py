@@ -32,7 +32,8 @@ async def rebuild_index(store: Store, settings: Settings) -> int:
     the old one until the new one is whole (the writer spills segments to disk as
     its memory fills, uncommitted), and a rebuild that fails publishes nothing.
     """
-    pool = start_pool(settings.parse_workers, parsing=False)  # before the index writer
+    # Before the index writer.
+    pool = start_pool(settings.parse_workers, parsing=False, deadline=settings.parse_timeout)
     count = 0
     try:
         index = IndexWriter(settings.index_path, fresh=True)

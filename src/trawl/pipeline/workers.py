@@ -45,7 +45,7 @@ async def work(
     """
     started = time.monotonic()
     start_urls, requests = start_forms(start_urls)
-    parser = start_pool(settings.parse_workers)
+    parser = start_pool(settings.parse_workers, deadline=settings.parse_timeout)
     try:
         crawl_id = store.join_crawl(start_urls)
         joined = [list(r.start_urls) for r in store.crawls(limit=1000) if r.id == crawl_id]
