@@ -117,6 +117,38 @@ def test_compound_words_bring_their_other_spellings() -> None:
         assert parsed.variants == ("il6", "tnf", "2")
 
 
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("--cap-lints", ("cap", "lints")),  # a long flag
+        ("rustc --cap-lints warn", ("rustc", "cap", "lints", "warn")),
+        ("than make -j allows", ("than", "make", "j", "allows")),  # a one-letter flag
+        ("below -1 degrees", ("below", "1", "degrees")),  # a negative number
+        ("-java -python", ("java", "python")),  # exclusions alone: nothing to exclude from
+        ("cap-lints x86_64-unknown", ("cap", "lints", "x86", "64", "unknown")),
+    ],
+)
+def test_flags_and_lone_exclusions_are_words(typed: str, words: tuple[str, ...]) -> None:
+    query = parse_query(typed)
+    assert query.words == words
+    assert query.plain  # the cascade relaxes them like any word query
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("coffee -java", ("coffee",)),
+        ('coffee -"java beans"', ("coffee",)),
+        ("coffee -java-script", ("coffee",)),
+        ("site:a.org -java", ()),  # a filter to exclude from: still an exclusion
+    ],
+)
+def test_a_minus_before_a_word_still_excludes(typed: str, words: tuple[str, ...]) -> None:
+    query = parse_query(typed)
+    assert query.words == words
+    assert query.expr is not None and not query.plain
+
+
 def test_excluded_and_quoted_words_bring_no_spellings() -> None:
     assert parse_query('"IL-6 receptor" -covid-19 h1n1').variants == ("h", "1", "n", "1")
 

@@ -33,6 +33,7 @@ PAGES = [
     page("https://docs.b.example/4", "Release notes", "Release notes release notes notes.",
          modified=None),
     page("https://docs.b.example/5", "Everything", "release notes " * 30),
+    page("https://c.example/6", "Lint levels", "Pass --cap-lints to cap lints; make -j sets jobs."),
 ]  # fmt: skip
 
 
@@ -69,6 +70,11 @@ def urls(env: tuple[IndexReader, Settings], q: str, **kw: object) -> list[str]:
         ("spade source:page", ["1"]),
         ("spade source:http,page", ["1", "2"]),
         ("lang:de spade", []),
+        # A command-line flag is its words, not an exclusion: the page naming it is found
+        ("--cap-lints", ["6"]),
+        ("make -j jobs", ["6"]),
+        ("-shed", ["3"]),  # exclusions alone, no filter: words
+        ("site:b.example -shed", ["4", "5"]),  # with a filter, still an exclusion
     ],
 )
 def test_operators_and_filters(

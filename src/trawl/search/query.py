@@ -2,7 +2,8 @@
 
     words            all required (the cascade relaxes plain word queries)
     "a phrase"       the words in this order
-    -word, -"a b"    pages without it
+    -word, -"a b"    pages without it; "--flag", "-j" (one letter), "-1" are words, and so
+                     is a query of exclusions alone with no filter
     a OR b, a AND b  upper-case operators; lower-case "or" is a word
     ( ... )          grouping
     site:HOST        the host or any host under it
@@ -151,6 +152,12 @@ def _parse_operators(text: str) -> ParsedQuery:
     parser = _Parser(rest)
     try:
         expr = _simplify(parser.parse())
+        filtered = bool(sites or lang or dates or sources)
+        if expr is not None and not filtered and not _positive_words(expr):
+            # Nothing but exclusions, and no filter to exclude from: "-v", "-o output" are
+            # a command's flags someone looks up, not a wish for every page without them.
+            parser = _Parser(rest, negation=False)
+            expr = _simplify(parser.parse())
         spellings = parser.variants
     except _SyntaxProblem:
         fallback = True
@@ -190,12 +197,13 @@ def _parse_date(value: str) -> datetime | None:
 class _Parser:
     """Recursive descent: or := and ("OR" and)*; and := unary (["AND"] unary)*."""
 
-    def __init__(self, tokens: list[str]) -> None:
+    def __init__(self, tokens: list[str], *, negation: bool = True) -> None:
         self.tokens = tokens
         self.pos = 0
         self.count = 0
         self.depth = 0
         self.variants: list[str] = []  # of the plain words' compounds
+        self.negation = negation
 
     def parse(self) -> Expr | None:
         if not self.tokens:
@@ -246,7 +254,7 @@ class _Parser:
             self.depth -= 1
             return inner
         self.pos += 1
-        negated = token.startswith("-") and len(token) > 1
+        negated = self.negation and _excludes(token)
         body = token[1:] if negated else token
         phrase = body.startswith('"')
         found = [w.lower() for w in _WORD.findall(body)]
@@ -262,6 +270,20 @@ class _Parser:
             return Not(term) if negated else term
         # "covid-19", "tcp/ip": words of their own, so the query stays plain
         return And(tuple(Term((w,)) for w in found))
+
+
+def _excludes(token: str) -> bool:
+    """A leading minus excludes a word or a phrase: "-java", "-\"a b\"". A command-line flag
+    is words: "--cap-lints" (two dashes), "-j", "-O" (one letter), and "-1" is a number.
+    Google, Elasticsearch's simple_query_string, Meilisearch and Typesense all read "-word"
+    as NOT; in a documentation search a flag is looked up far more often than a one-letter
+    word is excluded."""
+    if len(token) < 2 or token[0] != "-" or token[1] == "-":
+        return False
+    if token[1] == _QUOTE:
+        return True
+    found = _WORD.match(token, 1)  # anchored at the character after the minus
+    return found is not None and len(found.group()) > 1 and token[1].isalpha()
 
 
 def _simplify(expr: Expr | None) -> Expr | None:
