@@ -14,7 +14,7 @@ import tantivy
 
 from trawl.analysis.text import terms
 from trawl.errors import SearchIndexError
-from trawl.index.documents import index_fields, title_key, url_path_words
+from trawl.index.documents import index_fields, page_name, title_key, url_path_words
 from trawl.index.spec import AllOf, AnyOf, Boosts, Filters, Word
 from trawl.index.tantivy_index import IndexReader, IndexWriter, writer_held
 from trawl.records import PageRecord
@@ -286,6 +286,31 @@ def test_rerank_keys_are_fast_fields(tmp_path: Path) -> None:
     assert home == (title_key("release notes"), True, len("docs.example.org"))
     guide = keys["https://docs.example.org/guide/long-page-name.html"]
     assert guide == (title_key("guide"), False, len("/guide/longpagename.html"))
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("What is rustc? - The rustc book", "What is rustc?"),
+        ("Shapes - SUMO Documentation", "Shapes"),
+        ("Glossary | Site", "Glossary"),
+        ("Installing \u2014 Sphinx docs", "Installing"),
+        ("A - B \u00b7 Site", "A - B"),  # only the last part is the site's
+        ("PostgreSQL: Documentation: 15: CREATE INDEX", "CREATE INDEX"),
+        # Not a site's name: kept whole
+        ("x86_64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"),
+        ("Rust: a language", "Rust: a language"),  # one colon: a subtitle
+        ("- Site", "- Site"),
+        ("Page -", "Page -"),
+    ],
+)
+def test_page_name_leaves_out_the_site_name(title: str, name: str) -> None:
+    assert page_name(title) == name
+
+
+def test_title_key_is_the_page_names(tmp_path: Path) -> None:
+    fields = index_fields(record("https://docs.example.org/a", "What is rustc? - The rustc book"))
+    assert fields["title_key"] == title_key("what is rustc")
 
 
 def test_a_page_without_text_reads_back_empty(tmp_path: Path) -> None:

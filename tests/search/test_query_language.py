@@ -34,6 +34,10 @@ PAGES = [
          modified=None),
     page("https://docs.b.example/5", "Everything", "release notes " * 30),
     page("https://c.example/6", "Lint levels", "Pass --cap-lints to cap lints; make -j sets jobs."),
+    # A site's name after each title: the page named "What is zorp?" is the one asked for
+    page("https://d.example/7", "What is zorp? - The zorp book", "It compiles code."),
+    page("https://d.example/8", "What zorp is for - The zorp book",
+         "What is zorp doing? What is zorp given? Zorp is told what it is by zorp flags."),
 ]  # fmt: skip
 
 
@@ -123,3 +127,9 @@ def test_unstemmed_step_when_stems_find_nothing(env: tuple[IndexReader, Settings
 
 def test_exact_title_comes_first(env: tuple[IndexReader, Settings]) -> None:
     assert urls(env, "release notes")[0] == "4"
+
+
+def test_exact_title_without_the_site_name_comes_first(
+    env: tuple[IndexReader, Settings],
+) -> None:
+    assert urls(env, "what is zorp")[0] == "7"

@@ -19,7 +19,8 @@ queries, whatever the language, and the engine only splits on spaces.
     modified_source raw     page, sitemap or http
     modified    date, fast  for after:/before: and sorting by date
     authority, quality  f64, fast   rerank priors
-    title_key   u64, fast   key of the title's folded words: a navigational title found unread
+    title_key   u64, fast   key of the folded words of the title's page name (page_name: the
+                            site's name around it left out): a navigational title found unread
     home        u64, fast   1 for a site's home page
     name_chars  u64, fast   longest of host and path (hyphens out): shorter than the joined
                             query, neither can hold it, and the page need not be read
@@ -56,6 +57,8 @@ from trawl.records import Discussion, PageRecord, Section
 TEXT_FIELDS = ("title", "headings", "body", "anchors", "url_tokens", "host", "aside")
 LONG = "long"  # the shape of a page whose text is cut into passages
 _WORDS = re.compile(r"[^\W_]+")
+# Between a page's name and the site's name after it, spaced: "a-b" is one word's dash.
+_SUFFIX = re.compile(r"\s+[-|\u2014\u2013\u00b7]\s+")  # hyphen, bar, em and en dash, middle dot
 _NOISE_SUFFIXES = frozenset({"html", "htm", "php", "asp", "aspx", "jsp", "index"})
 SEPARATOR = "\x1f"
 _SEPARATOR = SEPARATOR
@@ -132,7 +135,7 @@ def index_fields(record: PageRecord, anchors: Sequence[str] = ()) -> dict[str, A
         "modified_source": record.modified_source or "",
         "authority": float(record.authority),
         "quality": float(record.quality),
-        "title_key": title_key(fold(" ".join(title_words))),
+        "title_key": title_key(fold(" ".join(words(page_name(title)) or title_words))),
         "home": int(bool(host) and path in _HOME_PATHS),
         "name_chars": name_chars(host, path) if host else 0,
         "meta": meta.encode("utf-8"),
@@ -184,6 +187,25 @@ def passages(text: str, sections: Sequence[Section]) -> list[tuple[int, int, int
         if end > begin:
             found.append((begin, end, owner))
     return found
+
+
+def page_name(title: str) -> str:
+    """The title without a site's name around it: "What is rustc? - The rustc book",
+    "Shapes | SUMO", "Intro — Sphinx docs" -> the part before the last separator; "PostgreSQL:
+    Documentation: 15: CREATE INDEX" (a path of two colons or more) -> the part after the last.
+
+    A navigational query names the page, not the site around it. Read from the title alone,
+    per page: a host's shared affix would need every title of the host before any is indexed.
+    """
+    last = None
+    for last in _SUFFIX.finditer(title):  # noqa: B007 - the last one is wanted
+        pass
+    if last is not None and title[: last.start()].strip() and title[last.end() :].strip():
+        return title[: last.start()]
+    prefixed = title.split(": ")
+    if len(prefixed) > 2 and prefixed[-1].strip():
+        return prefixed[-1]
+    return title
 
 
 def title_key(folded_words: str) -> int:
