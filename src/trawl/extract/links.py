@@ -11,12 +11,13 @@ link farm cannot flood the store.
 from __future__ import annotations
 
 import functools
+import re
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from trawl.errors import InvalidUrl
 from trawl.records import Href, Link
-from trawl.urls.identity import forms
+from trawl.urls.identity import MAX_URL_LENGTH, forms
 
 MAX_OCCURRENCES = 10_000
 MAX_TEXT_CHARS = 300
@@ -123,8 +124,61 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-@functools.lru_cache(maxsize=32_768)
 def _resolve(href: str, base: str) -> tuple[str, str | None] | None:
+    if href[:1] == "/" and href[1:2] != "/" and _SAFE_HREF.fullmatch(href):
+        # A path-absolute link keeps only the base's scheme and host: its answer is
+        # the base's origin before the link's own part, each worked out once (a
+        # crawl of many hosts has the same few paths on every host's home page).
+        origin = _origin(base)
+        if origin is not None:
+            tail = _tail(origin[: origin.index(":")], href)
+            if tail is not None:
+                identity = origin + tail[0]
+                request = None if tail[1] is None else origin + tail[1]
+                if len(identity) <= MAX_URL_LENGTH and (
+                    request is None or len(request) <= MAX_URL_LENGTH
+                ):
+                    return identity, request
+    return _resolve_whole(href, base)
+
+
+# Only these hrefs reach the splice: nothing that the WHATWG pre-parse would strip
+# or rewrite (see identity._ALREADY_SAFE), so the href is read as written.
+_SAFE_HREF = re.compile(r"[A-Za-z0-9\-._~:/?#@!$&()*+,;=%]*")
+# A host name nobody owns: it stands in for the base's host while a tail is read.
+_STAND_IN = "a"
+
+
+@functools.lru_cache(maxsize=4096)
+def _origin(base: str) -> str | None:
+    """``scheme://host[:port]`` of every identity resolved against ``base``; None
+    when the base cannot resolve a link (the whole resolution says why)."""
+    try:
+        identity, _ = forms("/", base=base)
+    except InvalidUrl:
+        return None
+    return identity[:-1]
+
+
+@functools.lru_cache(maxsize=32_768)
+def _tail(scheme: str, href: str) -> tuple[str, str | None] | None:
+    """The identity and request of path-absolute ``href`` after the origin.
+
+    Nothing after the origin depends on the base's host: urljoin keeps only the
+    base's scheme and netloc for such a link, and the path and query are
+    normalised on their own.
+    """
+    stand_in = f"{scheme}://{_STAND_IN}"
+    try:
+        identity, request = forms(href, base=stand_in + "/")
+    except InvalidUrl:
+        return None
+    cut = len(stand_in)
+    return identity[cut:], None if request is None else request[cut:]
+
+
+@functools.lru_cache(maxsize=32_768)
+def _resolve_whole(href: str, base: str) -> tuple[str, str | None] | None:
     # Sites repeat the same links (navigation, footers) on every page, and
     # normalising is the costliest step of link extraction: remember answers.
     try:
