@@ -61,8 +61,10 @@ def occurrences(tree: LexborHTMLParser, base: str) -> tuple[tuple[Link, ...], in
         if tag in _HEADINGS:
             heading = _collapse(node.text(separator=""))[:MAX_TEXT_CHARS]
             continue
+        # Each read of ``node.attributes`` builds a new dict: once a node.
+        attributes = node.attributes
         for attribute in _URL_ATTRIBUTES.get(tag, ()):
-            raw = node.attributes.get(attribute)
+            raw = attributes.get(attribute)
             if not raw:
                 continue
             for href in _split_srcset(raw) if attribute == "srcset" else [raw.strip()]:
@@ -76,7 +78,7 @@ def occurrences(tree: LexborHTMLParser, base: str) -> tuple[tuple[Link, ...], in
                 if len(found) >= MAX_OCCURRENCES:
                     dropped += 1
                     continue
-                rel = " ".join((node.attributes.get("rel") or "").lower().split())
+                rel = " ".join((attributes.get("rel") or "").lower().split())
                 found.append(
                     Link(
                         url=resolved[0],
