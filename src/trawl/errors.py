@@ -23,6 +23,7 @@
         ├── NotFound           the site, page or key named does not exist
         ├── Conflict           a crawl is already running, ...
         ├── RateLimited        too many requests: try again after ``retry_after`` seconds
+        ├── SearchTimeout      a search ran past ``search_worker_timeout``: not run again
         └── Unavailable        a feature this build does not have yet
 
 Library errors (aiohttp, sqlite3, tantivy) are translated into this tree where
@@ -148,6 +149,17 @@ class RateLimited(ServiceError):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"rate limit exceeded: try again in {retry_after} s")
         self.retry_after = retry_after
+
+
+class SearchTimeout(ServiceError):
+    """A search ran past ``search_worker_timeout``. It is not run a second time: a
+    query that slow would be as slow again, and the client would wait twice as long."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"search took too long (over {seconds:g} s): try again, or a narrower query"
+        )
+        self.seconds = seconds
 
 
 class Unavailable(ServiceError):

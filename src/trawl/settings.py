@@ -226,8 +226,9 @@ class Settings:
     )
     search_worker_timeout: float = _setting(
         10.0,
-        "Seconds a search worker has to answer one search (a stopped or stuck one holds"
-        " it): past them it is killed and replaced, and the server runs that search itself.",
+        "Seconds a search has to finish: past them a search worker is killed and replaced"
+        " and the request answers 503 (search took too long), the search not run again;"
+        " an API search in the server's own process answers 503 too (its thread runs on).",
         0.1,
     )
     snippet_chars: int = _setting(220, "Length of a result snippet in characters.", 20, 2000)

@@ -24,6 +24,7 @@ from trawl.errors import (
     QueryError,
     RateLimited,
     SearchIndexError,
+    SearchTimeout,
     StoreError,
     TrawlError,
     Unauthorized,
@@ -43,6 +44,7 @@ STATUS: tuple[tuple[type[TrawlError], int], ...] = (
     (RateLimited, 429),
     (Unavailable, 501),
     (SearchIndexError, 503),  # no index yet, or being rebuilt: try again later
+    (SearchTimeout, 503),  # the query too slow, or the server too busy, just now
     (StoreError, 503),
 )
 

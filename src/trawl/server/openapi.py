@@ -29,7 +29,8 @@ _WHY = {
     "414": "URL too long.",
     "429": "Over the rate limit; Retry-After says when to try again.",
     "501": "Not offered by this build.",
-    "503": "No index yet, the index is being rebuilt, or the store is unavailable.",
+    "503": "No index yet, the index is being rebuilt, the store is unavailable, or the"
+    " search took too long (over search_worker_timeout).",
 }
 # Media types of the answers that are not JSON.
 _MEDIA = {

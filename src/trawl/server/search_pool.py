@@ -12,8 +12,11 @@ Each worker opens the index itself and reloads it before every search (a stat),
 so it answers from the newest commit, as the server's own reader does; the answer
 comes back with the commit mark it was searched at, which keys the result cache.
 A worker that dies (kill -9, out of memory) costs no request: that search runs in
-the server's process and a new worker takes its place. So does one that holds a
-search past ``search_worker_timeout`` (stopped, stuck): it is killed first. Workers
+the server's process and a new worker takes its place. One that holds a search past
+``search_worker_timeout`` (a slow query, a stopped or stuck worker) is killed and
+replaced too, but that search answers SearchTimeout (503) and is not run again: a
+query that slow would be as slow in the server, holding its client twice as long,
+with nothing left to bound it. Workers
 that keep dying before any answer (a broken install, a missing library) are not
 replaced for ever: after MAX_DEATHS in a row the pool stops spawning and the server
 searches itself.
@@ -34,13 +37,13 @@ import os
 import queue
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from trawl.errors import TrawlError
+from trawl.errors import SearchTimeout, TrawlError
 from trawl.index.tantivy_index import CommitMark, IndexReader
 from trawl.pipeline.piped import loads, reap, send_whole, start_worker, take, worker_signals
 from trawl.search.request import SearchRequest
@@ -206,7 +209,8 @@ class SearchPool:
 
     def search(self, reader: IndexReader, request: SearchRequest) -> Searched:
         """The answer to ``request``, from an idle worker (waiting for one while all are
-        busy), or from ``reader`` here: without workers, or when the worker died."""
+        busy), or from ``reader`` here: without workers, or when the worker died.
+        SearchTimeout when the worker does not answer by ``search_worker_timeout``."""
         if not self.workers or self._closed:
             return search_here(reader, request, self._settings)
         self.start()
@@ -225,7 +229,7 @@ class SearchPool:
             worker.conn.send(request)
             if not worker.conn.poll(self._settings.search_worker_timeout):
                 self._expire(worker)
-                return search_here(reader, request, self._settings)
+                raise SearchTimeout(self._settings.search_worker_timeout)
             answer: Searched | None = worker.conn.recv()
         except (EOFError, OSError):
             self._died(worker)
@@ -237,10 +241,22 @@ class SearchPool:
         """``search`` for the event loop: the request goes down a worker's pipe and the
         loop reads the answer when the pipe is readable, so the server spends no thread
         and no GIL hand-over on a search it does not run. Without a worker (none, the
-        pool closed, it died) the search runs here, in a thread."""
+        pool closed, it died) the search runs here, in a thread. SearchTimeout past
+        ``search_worker_timeout``, in a worker or here."""
+        timeout = self._settings.search_worker_timeout
 
-        def here() -> Awaitable[Searched]:
-            return asyncio.to_thread(search_here, reader, request, self._settings)
+        async def here() -> Searched:
+            # Bounded as a worker is: past the deadline the client gets SearchTimeout.
+            # The thread cannot be killed, so it runs the search to its end and holds
+            # one of the loop's executor threads until then; only the wait is bounded.
+            # (The search page's thread path, ``search``, waits unbounded: bounding it
+            # would cost every search a second thread.)
+            try:
+                return await asyncio.wait_for(
+                    asyncio.to_thread(search_here, reader, request, self._settings), timeout
+                )
+            except TimeoutError:
+                raise SearchTimeout(timeout) from None
 
         if not self.workers or self._closed:
             return await here()
@@ -311,8 +327,8 @@ class SearchPool:
         def expire() -> None:
             loop.remove_reader(fd)
             loop.run_in_executor(None, self._expire, worker)
-            if not answered.done():
-                answered.set_result(None)
+            if not answered.done():  # its caller waits: told, the search not run again
+                answered.set_exception(SearchTimeout(timeout))
 
         try:
             worker.conn.send(request)  # a few hundred bytes to an idle reader: no wait
@@ -320,7 +336,7 @@ class SearchPool:
             await asyncio.to_thread(self._died, worker)
             return await here()
         os.set_blocking(fd, False)
-        deadline = loop.call_later(self._settings.search_worker_timeout, expire)
+        deadline = loop.call_later(timeout, expire)
         loop.add_reader(fd, readable)
         answer = await answered
         return await here() if answer is None else answer
