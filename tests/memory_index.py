@@ -33,6 +33,7 @@ from trawl.index.spec import (
     Phrase,
     StoredPassage,
     StoredSection,
+    Titled,
     Word,
 )
 from trawl.records import Discussion, PageRecord
@@ -230,6 +231,8 @@ class MemoryIndex:
                     if form in doc.terms[name]
                 ]
                 return sum(found) if found else None
+            case Titled(key=key):
+                return 0.0 if doc.fields.get("title_key") == key else None
             case AllOf(children=children, excluded=excluded, optional=optional):
                 total = 0.0 if children else 1.0
                 for child in children:

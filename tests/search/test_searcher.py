@@ -179,3 +179,47 @@ def test_without_a_page_holding_every_word_the_engine_order_stands(tmp_path: Pat
     writer.close()
     page = search(IndexReader(settings.index_path), "alpha beta gamma", settings)
     assert page.hits[0].url == "https://notes.example/0"
+
+
+def _book_page(i: int, title: str, text: str, host: str = "book.example") -> PageRecord:
+    return PageRecord(
+        url=f"https://{host}/{i}.html",
+        host=host,
+        status=200,
+        depth=0,
+        fetched_at=0.0,
+        title=title,
+        text=text,
+        lang="en",
+        indexable=True,
+    )
+
+
+def test_a_page_titled_the_query_is_found_whatever_its_words(tmp_path: Path) -> None:
+    # The rustc book's "What is rustc?": "what" and "is" are stop words and "rustc" is on
+    # every page, so BM25F ranks the page below the rerank's depth; the title-key lookup
+    # brings it in, and the rerank's navigational rule puts it first.
+    settings = Settings(data=tmp_path)
+    writer = IndexWriter(settings.index_path)
+    filler = " ".join(f"chapter{n} explains compiling crates" for n in range(60))
+    writer.upsert(_book_page(0, "What is rustc? - The rustc book", f"The compiler. {filler}"))
+    for i in range(1, 40):
+        text = f"rustc flag {i}: rustc accepts it; run rustc with it, as rustc -C opt {i}."
+        writer.upsert(_book_page(i, f"rustc flag {i} - The rustc book", text))
+    # The same title on another host: a site: filter keeps it out.
+    writer.upsert(_book_page(99, "What is rustc?", f"Elsewhere. {filler}", host="other.example"))
+    writer.close()
+    reader = IndexReader(settings.index_path)
+    page = search(reader, SearchRequest("what is rustc", per_page=10), settings)
+    assert {h.url for h in page.hits[:2]} == {
+        "https://book.example/0.html",
+        "https://other.example/99.html",
+    }
+    assert len({h.url for h in page.hits}) == len(page.hits)
+    scoped = search(reader, SearchRequest("what is rustc site:book.example"), settings)
+    assert scoped.hits[0].url == "https://book.example/0.html"
+    assert all("other.example" not in h.url for h in scoped.hits)
+    # Switched off with the navigational rule, BM25F's order stands: the page is not shown.
+    plain = settings.replace(navigational=0)
+    urls = [h.url for h in search(reader, SearchRequest("what is rustc"), plain).hits]
+    assert "https://book.example/0.html" not in urls

@@ -57,6 +57,14 @@ class Lookup:
 
 
 @dataclass(frozen=True, slots=True)
+class Titled:
+    """Pages whose title's key (index/documents.title_key) is ``key``: a page titled exactly
+    the query, however common or stop-worded its words. One term; scored 0."""
+
+    key: int
+
+
+@dataclass(frozen=True, slots=True)
 class AllOf:
     children: tuple[Node, ...]
     excluded: tuple[Node, ...] = ()
@@ -76,7 +84,7 @@ class Filtered:
     match: Node
 
 
-Node = Word | Phrase | Near | Lookup | AllOf | AnyOf | Filtered
+Node = Word | Phrase | Near | Lookup | Titled | AllOf | AnyOf | Filtered
 
 
 @dataclass(frozen=True, slots=True)

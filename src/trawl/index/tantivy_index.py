@@ -50,6 +50,7 @@ from trawl.index.spec import (
     Phrase,
     StoredPassage,
     StoredSection,
+    Titled,
     Word,
 )
 from trawl.records import Discussion, PageRecord
@@ -58,8 +59,9 @@ from trawl.records import Discussion, PageRecord
 # 5: no plain field (the cascade's last step analyses the words in every indexed language);
 #    the rerank's keys as fast fields; 6: compound spellings after each field's words
 #    (il-6: il6), so an index built before must be rebuilt to find them; 7: sections
-#    (headed parts of the text, with their terms) for deep links; 8: shape (long pages)
-SCHEMA_VERSION = 8
+#    (headed parts of the text, with their terms) for deep links; 8: shape (long pages);
+# 9: title_key indexed, so a page titled exactly the query is found by one term
+SCHEMA_VERSION = 9
 _SCHEMA_FILE = "trawl-schema.json"
 _WRITER_HEAP = 128 * 1024 * 1024
 # The stored pages' block size. tantivy decompresses a whole block to read one page, and a
@@ -93,7 +95,8 @@ def _schema() -> Any:
     b.add_float_field("authority", stored=False, indexed=False, fast=True)
     b.add_float_field("quality", stored=False, indexed=False, fast=True)
     for name in _KEYS:
-        b.add_unsigned_field(name, stored=False, indexed=False, fast=True)
+        # title_key is a term too: a page titled the query joins the rerank (search.Titled).
+        b.add_unsigned_field(name, stored=False, indexed=name == "title_key", fast=True)
     for name in ("meta", "text", "terms", "discussed", "sections"):
         b.add_bytes_field(name, stored=True, indexed=False)
     return b.build()
@@ -686,6 +689,9 @@ class IndexReader:
                         if self.doc_freq(field, form) > 0
                     ]
                 )
+            case Titled(key=key):
+                found = tantivy.Query.term_query(self._schema, "title_key", key)
+                return tantivy.Query.const_score_query(found, 0.0)
             case AllOf(children=children, excluded=excluded, optional=optional):
                 subqueries = [(_MUST, self._query(c, boosts)) for c in children]
                 if not subqueries:

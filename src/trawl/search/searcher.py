@@ -29,6 +29,7 @@ from trawl.analysis.text import fold, stem_words, word_stemmer, words
 from trawl.errors import QueryError
 from trawl.index.documents import title_key
 from trawl.index.spec import (
+    Address,
     AllOf,
     AnyOf,
     Boosts,
@@ -39,6 +40,7 @@ from trawl.index.spec import (
     StoredPage,
     StoredPassage,
     StoredSection,
+    Titled,
     Word,
 )
 from trawl.records import Hit, HitSection, SearchPage
@@ -58,6 +60,9 @@ from trawl.search.typos import Correction, barely_known, complete, correct
 from trawl.settings import Settings
 
 _COMMON_SHARE = 0.5  # a word on more pages than this does not count for coverage
+# Pages titled exactly the query the title-key lookup adds to the rerank: a few, as the
+# key names one page's name (a site with many pages of one name gains little from more).
+_TITLED_MAX = 3
 
 
 def field_boosts(settings: Settings) -> dict[str, float]:
@@ -150,17 +155,46 @@ def rank(
             )
     # Only the top ``depth`` are reordered; deeper matches follow in the engine's order.
     top = results.addresses[:depth]
+    rest = results.addresses[depth:taken]
+    titled = _titled(reader, planned, shape, top, weights) if query.plain else ()
+    if titled:
+        top += titled
+        joined = {reader.key(a) for _, a in titled}
+        rest = tuple(p for p in rest if reader.key(p[1]) not in joined)
     candidates = reader.candidates(top)
     hits = reader.fetch(top)  # each stored page read only if a field of it is asked for
     wanted = pages_needed(candidates, results.complete, shape, weights)
     ordered = rerank(candidates, results.complete, {i: hits[i] for i in wanted}, shape, weights)
     best = [(score, hits[i]) for score, i in ordered[:taken]]
-    best += [(h.score, h) for h in reader.fetch(results.addresses[depth:taken])]
+    best += [(h.score, h) for h in reader.fetch(rest)]
     if fusing:
         from trawl.search.semantic import fuse  # noqa: PLC0415 - the semantic extra
 
         best = fuse(request.text, best, settings)
     return Ranked(results.total, tuple(best[:limit]), query, languages, tuple(fixes.values()))
+
+
+def _titled(
+    reader: SearchIndex,
+    planned: Plan,
+    shape: QueryShape,
+    top: tuple[tuple[float, Address], ...],
+    weights: RankWeights,
+) -> tuple[tuple[float, Address], ...]:
+    """Pages titled exactly the query that BM25F left below the rerank: their words may
+    all be stop words or on every page ("What is rustc?" in the rustc book ranked 63rd).
+    One term lookup of the title's key; they join the candidates with the lowest score
+    of the top, and the rerank's navigational rule puts them first."""
+    if weights.navigational <= 0 or not shape.originals:
+        return ()
+    found = reader.search(
+        Titled(shape.title_key), planned.filters, Boosts(), limit=_TITLED_MAX, count=False
+    )
+    if not found.addresses:
+        return ()
+    seen = {reader.key(a) for _, a in top}
+    floor = min((score for score, _ in top), default=0.0)
+    return tuple((floor, a) for _, a in found.addresses if reader.key(a) not in seen)
 
 
 def _feedback(
