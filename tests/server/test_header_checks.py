@@ -4,6 +4,7 @@ that keeps what was checked (trawl.server.header_checks)."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -186,3 +187,43 @@ def test_a_check_saves_beside_a_server_crawls_open_write_batch(
 
 async def _async(value: Any) -> Any:
     return value
+
+
+def test_a_check_cancelled_while_it_saves_closes_its_store_after_the_save(
+    serve: Serve, tmp_path: Path
+) -> None:
+    # The save runs in a thread, which a cancel cannot stop. Closed under it, sqlite3
+    # freed the connection the thread was still writing with: a segfault of the server
+    # (found by tests/server/test_hostile_clients.py). Here another connection holds the
+    # write lock, so the save waits in SQLite's busy handler while the job is cancelled.
+    settings = _crawled(serve, tmp_path)
+    db = sqlite3.connect(settings.sqlite_path, isolation_level=None)
+
+    async def run() -> dict[str, Any]:
+        asked = asyncio.Event()
+
+        async def answer(urls: Sequence[str], _: Settings) -> list[HeaderCheck]:
+            asked.set()
+            return _answers(urls, 204)
+
+        db.execute("BEGIN IMMEDIATE")
+        jobs = HeaderCheckJobs(settings, answer, batch=3)
+        jobs.start(TARGETS)
+        await asked.wait()
+        await asyncio.sleep(0.3)  # the save is in its thread, waiting for the lock
+        assert jobs.cancel()
+        await asyncio.sleep(0.3)
+        done_before_the_lock_went = not jobs.status()["running"]
+        db.execute("COMMIT")
+        await jobs.finished()
+        status = jobs.status()
+        status["early"] = done_before_the_lock_went
+        return status
+
+    try:
+        status = asyncio.run(run())
+    finally:
+        db.close()
+    assert not status["early"], "the job ended (and closed its store) while its save ran"
+    assert status["cancelled"] and status["error"] is None
+    assert _checked(settings) == dict.fromkeys(TARGETS, 204)  # the save it waited for

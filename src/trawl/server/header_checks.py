@@ -110,6 +110,7 @@ class HeaderCheckJobs:
 
     async def _run(self, job: _Job, urls: list[str], checker: HeaderChecker) -> None:
         store = None
+        saving: asyncio.Future[None] | None = None
         try:
             store = open_store(self._settings)
             for start in range(0, len(urls), self._batch):
@@ -122,7 +123,8 @@ class HeaderCheckJobs:
                 # In a thread: a crawl this server runs holds SQLite's write lock on
                 # this loop until its batch's timer commits; waited for here, the
                 # loop (and that timer) would freeze for the store's busy timeout.
-                await asyncio.to_thread(store.save_header_checks, checks)
+                saving = asyncio.ensure_future(asyncio.to_thread(store.save_header_checks, checks))
+                await asyncio.shield(saving)
                 job.checked += len(checks)
         except TrawlError as e:
             job.error = str(e)
@@ -131,6 +133,13 @@ class HeaderCheckJobs:
             job.error = f"{type(e).__name__}: {e}"
             log.exception("header check failed")
         finally:
+            if saving is not None and not saving.done():
+                # A cancel cannot stop the thread: closing the store under it made
+                # sqlite3 free a connection still in use (a segfault). Its batch is
+                # saved, as a cancel promises for every batch already checked.
+                await asyncio.wait({saving})
+                if saving.exception() is not None:
+                    job.error = str(saving.exception())
             job.finished_at = time.time()
             if store is not None:
                 store.close()
