@@ -19,7 +19,8 @@ from trawl.settings import Settings
 # Measured on the reporting half (38 queries): before any change made for the book
 # (14be645) MRR 0.5924, hits@10 0.8158 (31/38); with mdBook's headings kept as sections
 # (972c01b) MRR 0.6133, 31/38. Navigational queries all found their page first.
-FLOORS = {"mrr": 0.60, "hits@10": 0.80, "all.navigational.hits@10": 1.0}
+# With misspellings corrected as meant (i16-typo, session 10): MRR 0.6659, 33/38; typo 0.875.
+FLOORS = {"mrr": 0.65, "hits@10": 0.86, "all.navigational.hits@10": 1.0}
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,8 @@ from trawl.settings import Settings
 BOOK = f"{LIVE}/rustc"
 # Measured on the reporting half (46 queries), once, on main's code (779f6bc): MRR 0.8297,
 # hits@10 0.9565 (44/46); every navigational and misspelled query found its page first.
-FLOORS = {"mrr": 0.80, "hits@10": 0.93, "all.navigational.hits@10": 1.0}
+# With a flag's dash read as a word (i16-nav, session 10): MRR 0.8514, 45/46.
+FLOORS = {"mrr": 0.84, "hits@10": 0.97, "all.navigational.hits@10": 1.0}
 
 
 @pytest.fixture(scope="module")
