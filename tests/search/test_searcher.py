@@ -14,10 +14,10 @@ from trawl.search.searcher import search
 from trawl.settings import Settings
 
 
-def zoo_page(i: int, title: str, text: str) -> PageRecord:
+def zoo_page(i: int, title: str, text: str, host: str = "zoo.example", ext: str = "") -> PageRecord:
     return PageRecord(
-        url=f"https://zoo.example/{i}",
-        host="zoo.example",
+        url=f"https://{host}/{i}{ext}",
+        host=host,
         status=200,
         depth=0,
         fetched_at=0.0,
@@ -182,17 +182,7 @@ def test_without_a_page_holding_every_word_the_engine_order_stands(tmp_path: Pat
 
 
 def _book_page(i: int, title: str, text: str, host: str = "book.example") -> PageRecord:
-    return PageRecord(
-        url=f"https://{host}/{i}.html",
-        host=host,
-        status=200,
-        depth=0,
-        fetched_at=0.0,
-        title=title,
-        text=text,
-        lang="en",
-        indexable=True,
-    )
+    return zoo_page(i, title, text, host, ".html")
 
 
 def test_a_page_titled_the_query_is_found_whatever_its_words(tmp_path: Path) -> None:
